@@ -1,0 +1,1 @@
+"""The main job (demo), sweeps and reports."""

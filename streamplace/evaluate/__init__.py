@@ -1,0 +1,1 @@
+"""Evaluation of placements: traffic and load metrics, performance model."""

@@ -1,0 +1,56 @@
+"""Flat records of results and evaluations: the JSON/CSV contract of the CLI and reports."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from ..model import Placement, Problem
+from ..schedulers.base import ScheduleResult
+from . import metrics
+
+METRIC_KEYS = ("inter_node_cost", "inter_worker_cost", "intra_worker_traffic", "total_traffic", "nodes_used",
+               "max_utilisation", "imbalance", "overloaded_nodes", "network_distance")
+
+
+def evaluation_record(problem: Problem, placement: Placement, *, include_placement: bool = True) -> dict:
+    record = metrics.summary(problem, placement)
+    record["valid"] = not placement.violations(problem.graph.loads, problem.cluster)
+    if include_placement:
+        record["placement"] = placement.to_mapping(problem.topology.task_labels, problem.cluster)
+    return record
+
+
+def result_record(result: ScheduleResult, *, include_placement: bool = True) -> dict:
+    """``scheduler``, ``status``, metric keys, ``lower_bound``, ``seconds``, ``placement``..."""
+    record = {"scheduler": result.scheduler, "status": result.status, "seconds": result.seconds,
+              "lower_bound": result.lower_bound, "message": result.message, "params": result.params}
+    if result.placement is not None:
+        record.update(evaluation_record(result.problem, result.placement, include_placement=include_placement))
+    else:
+        record.update({k: None for k in METRIC_KEYS})
+        record["valid"] = False
+        if include_placement:
+            record["placement"] = None
+    details = {k: v for k, v in result.details.items() if _jsonable(v)}
+    if details:
+        record["details"] = details
+    return record
+
+
+def _jsonable(value) -> bool:
+    return isinstance(value, (str, int, float, bool, type(None), list, dict))
+
+
+def records_to_csv(records: list[dict]) -> str:
+    """CSV of flat records: nested values (lists, dicts) as JSON; placements left out."""
+    keys: list[str] = []
+    for rec in records:
+        keys += [k for k in rec if k not in keys and k not in ("placement", "details", "params")]
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=keys, extrasaction="ignore")
+    writer.writeheader()
+    for rec in records:
+        writer.writerow({k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in rec.items()})
+    return buf.getvalue()

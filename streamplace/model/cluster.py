@@ -1,0 +1,99 @@
+"""Physical clusters: nodes with a capacity (load units), worker slots and hardware facts.
+
+DESIGN section 3. ``capacity`` is in the same unit as task loads (the papers: tasks per
+node). ``slots`` is the number of worker processes the node may run (Storm's
+``supervisor.slots.ports``, 4 by default).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+DEFAULT_SLOTS = 4
+DEFAULT_CORES = 4
+DEFAULT_BANDWIDTH = 125e6  # bytes/s: 1 Gbit/s Ethernet, the papers' testbeds
+
+
+class ClusterError(ValueError):
+    def __init__(self, field_path: str, problem: str):
+        super().__init__(f"{field_path}: {problem}")
+        self.field_path = field_path
+        self.problem = problem
+
+
+@dataclass(frozen=True)
+class Node:
+    name: str
+    capacity: float
+    slots: int = DEFAULT_SLOTS
+    machine_type: str = "default"
+    cores: float = DEFAULT_CORES
+    memory_mb: float = 0.0
+    bandwidth: float = DEFAULT_BANDWIDTH
+    rack: str | None = None
+
+
+@dataclass(frozen=True)
+class Cluster:
+    name: str
+    nodes: tuple[Node, ...]
+
+    @classmethod
+    def build(cls, name: str, nodes) -> "Cluster":
+        cluster = cls(name=name, nodes=tuple(nodes))
+        cluster.validate()
+        return cluster
+
+    @classmethod
+    def from_capacities(cls, spec: dict[float, int], *, name: str = "cluster", slots: int = DEFAULT_SLOTS) -> "Cluster":
+        """The papers' shorthand: ``{6: 3, 4: 3, 2: 4}`` = 3 nodes of capacity 6, 3 of 4, 4 of 2."""
+        nodes = []
+        for capacity, count in spec.items():
+            for _ in range(count):
+                nodes.append(Node(name=f"node{len(nodes):02d}", capacity=capacity, slots=slots))
+        return cls.build(name, nodes)
+
+    def validate(self) -> None:
+        if not self.nodes:
+            raise ClusterError("nodes", "a cluster needs at least one node")
+        seen = set()
+        for i, node in enumerate(self.nodes):
+            where = f"nodes[{i}]"
+            if not isinstance(node.name, str) or not node.name:
+                raise ClusterError(f"{where}.name", "must be a non-empty string")
+            if node.name in seen:
+                raise ClusterError(f"{where}.name", f"duplicate node name {node.name!r}")
+            seen.add(node.name)
+            if not np.isfinite(node.capacity) or node.capacity < 0:
+                raise ClusterError(f"{where}.capacity", f"must be a finite number >= 0, got {node.capacity}")
+            if isinstance(node.slots, bool) or not isinstance(node.slots, int) or node.slots < 1:
+                raise ClusterError(f"{where}.slots", f"must be an integer >= 1, got {node.slots}")
+            for attr in ("cores", "memory_mb", "bandwidth"):
+                value = getattr(node, attr)
+                if not np.isfinite(value) or value < 0:
+                    raise ClusterError(f"{where}.{attr}", f"must be a finite number >= 0, got {value}")
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.nodes)
+
+    @cached_property
+    def capacities(self) -> np.ndarray:
+        return np.array([n.capacity for n in self.nodes], dtype=float)
+
+    @cached_property
+    def slots(self) -> np.ndarray:
+        return np.array([n.slots for n in self.nodes], dtype=np.int64)
+
+    @cached_property
+    def index(self) -> dict[str, int]:
+        return {n.name: i for i, n in enumerate(self.nodes)}
+
+    @cached_property
+    def racks(self) -> np.ndarray:
+        """Rack id per node (nodes without a rack share rack 0)."""
+        names: dict[str | None, int] = {}
+        return np.array([names.setdefault(n.rack, len(names)) for n in self.nodes], dtype=np.int64)

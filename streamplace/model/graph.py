@@ -1,0 +1,159 @@
+"""The task communication graph on NumPy/SciPy arrays.
+
+DESIGN section 3. ``rates`` is the directed rate matrix (CSR, ``rates[u, v]`` = tuples/s
+or bytes/s from task u to task v); ``weights`` is its undirected version
+``w(u, v) = rate(u->v) + rate(v->u)``; ``loads`` holds the vertex weights in the unit of node
+capacity. Everything is built with vectorised array code so 10^6 tasks and 10^7 edges fit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import scipy.sparse as sp
+
+from .topology import Stream, Topology, TopologyError
+
+MAX_EDGES = 50_000_000
+
+
+def _splitmix64(x: np.ndarray) -> np.ndarray:
+    """Stable 64-bit mix (SplitMix64 finaliser); independent of Python's hash seed."""
+    z = (x.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15))
+    with np.errstate(over="ignore"):
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def key_shares(stream: Stream, parallelism: int) -> np.ndarray:
+    """Fraction of a fields-grouped stream each downstream task receives.
+
+    ``uniform`` gives exactly ``1/p`` each (the analytic idealisation of many keys); ``zipf``
+    ranks ``num_keys`` integer keys with weight ``1/rank^s`` and routes key k to task
+    ``splitmix64(k) mod p``, the stable hash also used when replaying data.
+    """
+    if stream.grouping != "fields" or stream.key_distribution == "uniform":
+        return np.full(parallelism, 1.0 / parallelism)
+    keys = np.arange(stream.num_keys)
+    probs = 1.0 / np.power(keys + 1.0, stream.zipf_s)
+    probs /= probs.sum()
+    target = (_splitmix64(keys) % np.uint64(parallelism)).astype(np.int64)
+    return np.bincount(target, weights=probs, minlength=parallelism)
+
+
+@dataclass(frozen=True)
+class TaskGraph:
+    """Weighted task graph. Build with :meth:`from_edges` or :func:`build_task_graph`."""
+
+    loads: np.ndarray
+    rates: sp.csr_matrix
+    unit: str = "tuples/s"
+    meta: dict = field(default_factory=dict, compare=False)
+
+    @classmethod
+    def from_edges(cls, n: int, src, dst, rate, loads, *, unit: str = "tuples/s") -> "TaskGraph":
+        """Directed edge lists -> graph; parallel edges are summed, self-loops dropped."""
+        src = np.asarray(src, dtype=np.int64)
+        dst = np.asarray(dst, dtype=np.int64)
+        rate = np.asarray(rate, dtype=float)
+        keep = src != dst
+        rates = sp.csr_matrix((rate[keep], (src[keep], dst[keep])), shape=(n, n))
+        rates.sum_duplicates()
+        rates.eliminate_zeros()
+        return cls(loads=np.asarray(loads, dtype=float), rates=rates, unit=unit)
+
+    @property
+    def n(self) -> int:
+        return int(self.loads.shape[0])
+
+    @cached_property
+    def weights(self) -> sp.csr_matrix:
+        """Undirected weights ``rates + rates.T`` (symmetric CSR)."""
+        w = (self.rates + self.rates.T).tocsr()
+        w.sum_duplicates()
+        return w
+
+    @cached_property
+    def edges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each undirected pair once: ``(u, v, w)`` with ``u < v``."""
+        coo = sp.triu(self.weights, k=1).tocoo()
+        return coo.row.astype(np.int64), coo.col.astype(np.int64), coo.data.astype(float)
+
+    @cached_property
+    def directed(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Directed edges ``(u, v, rate)``."""
+        coo = self.rates.tocoo()
+        return coo.row.astype(np.int64), coo.col.astype(np.int64), coo.data.astype(float)
+
+    @property
+    def total_weight(self) -> float:
+        return float(self.edges[2].sum())
+
+    def dense_weights(self) -> np.ndarray:
+        return self.weights.toarray()
+
+
+def _stream_block(topo: Topology, stream: Stream) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Communicating task pairs of one stream and the share each receiver gets."""
+    a = topo.tasks_of(stream.src)
+    b = topo.tasks_of(stream.dst)
+    if stream.grouping == "global":
+        src = np.arange(a.start, a.stop)
+        return src, np.full(len(a), b.start), np.ones(len(a))
+    shares = np.ones(len(b)) if stream.grouping == "all" else key_shares(stream, len(b))
+    src = np.repeat(np.arange(a.start, a.stop), len(b))
+    dst = np.tile(np.arange(b.start, b.stop), len(a))
+    return src, dst, np.tile(shares, len(a))
+
+
+def edge_count(topo: Topology) -> int:
+    """Directed task edges the analytic graph will have (checked before allocating)."""
+    total = 0
+    for s in topo.streams:
+        pa = topo.operators[topo.index[s.src]].parallelism
+        pb = topo.operators[topo.index[s.dst]].parallelism
+        total += pa if s.grouping == "global" else pa * pb
+    return total
+
+
+def build_task_graph(topo: Topology, *, weight: str = "tuples") -> TaskGraph:
+    """Analytic task graph: source rate x selectivity x grouping shares (DESIGN 3/4, [N] Eq. 6).
+
+    Streams with ``pair_rate`` carry exactly that rate on every communicating pair (the
+    papers' micro-benchmarks). ``local_or_shuffle`` is treated as shuffle here because it
+    depends on a placement; the performance model re-routes it. ``weight="bytes"`` multiplies
+    each stream's rate by the sender's ``tuple_bytes``.
+    """
+    if weight not in ("tuples", "bytes"):
+        raise ValueError(f"weight must be 'tuples' or 'bytes', got {weight!r}")
+    n_edges = edge_count(topo)
+    if n_edges > MAX_EDGES:
+        raise TopologyError("streams", f"the topology expands to {n_edges:,} task edges (limit {MAX_EDGES:,})")
+    n = topo.n_tasks
+    in_rate = np.zeros(n)
+    for op in topo.operators:
+        if topo.is_source(op.name):
+            r = topo.tasks_of(op.name)
+            in_rate[r.start:r.stop] = op.source_rate / op.parallelism
+    blocks = {}
+    for name in topo.topological_order:
+        op = topo.operators[topo.index[name]]
+        for s in topo.downstream(name):
+            src, dst, share = _stream_block(topo, s)
+            if s.pair_rate is not None:
+                rate = np.full(src.shape[0], float(s.pair_rate))
+            else:
+                rate = op.selectivity * in_rate[src] * share
+            np.add.at(in_rate, dst, rate)
+            blocks[(s.src, s.dst)] = (src, dst, rate * (op.tuple_bytes if weight == "bytes" else 1.0))
+    if blocks:
+        src, dst, rate = (np.concatenate(parts) for parts in zip(*blocks.values()))
+    else:
+        src = dst = np.zeros(0, dtype=np.int64)
+        rate = np.zeros(0)
+    graph = TaskGraph.from_edges(n, src, dst, rate, topo.task_loads, unit=f"{weight}/s")
+    graph.meta["in_rate"] = in_rate
+    return graph

@@ -1,0 +1,295 @@
+"""Topology, cluster and placement files (YAML or JSON) <-> model objects.
+
+Files load with safe loaders only (``yaml.safe_load``, ``json``). Every problem is raised as
+:class:`SpecError` carrying the file, the field path (``operators[2].parallelism``) and the
+problem, so the CLI can print the one line ``streamplace: FILE: FIELD: problem``. Sizes are
+checked before anything large is allocated (DESIGN 10).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from dataclasses import fields as dc_fields
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+
+from .cluster import Cluster, ClusterError, Node
+from .placement import Placement, PlacementError
+from .topology import Operator, Stream, Topology, TopologyError
+
+MAX_TASKS = 10_000_000
+MAX_NODES = 1_000_000
+
+
+class SpecError(ValueError):
+    """A bad spec file: ``str(err)`` is ``FILE: FIELD: problem``."""
+
+    def __init__(self, file: str | os.PathLike, field_path: str, problem: str):
+        self.file = str(file)
+        self.field_path = field_path
+        self.problem = problem
+        super().__init__(f"{self.file}: {field_path}: {problem}" if field_path else f"{self.file}: {problem}")
+
+
+# ---------------------------------------------------------------------- reading files
+def read_document(path: str | os.PathLike) -> Any:
+    """Parse a YAML (``.yaml``/``.yml``) or JSON file; anything else is tried as YAML."""
+    p = Path(path)
+    if not p.exists():
+        raise SpecError(p, "", "file not found")
+    if p.is_dir():
+        raise SpecError(p, "", "is a directory, expected a YAML or JSON file")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError(p, "", f"cannot read: {exc}") from None
+    if not text.strip():
+        raise SpecError(p, "", "file is empty")
+    try:
+        if p.suffix.lower() == ".json":
+            return json.loads(text)
+        return yaml.safe_load(text)
+    except json.JSONDecodeError as exc:
+        raise SpecError(p, "", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+        raise SpecError(p, "", f"invalid YAML{where}: {getattr(exc, 'problem', None) or exc}") from None
+
+
+def write_document(data: Any, path: str | os.PathLike) -> None:
+    """Write JSON (``.json``) or YAML atomically: temporary file then rename."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(data, indent=2) + "\n" if p.suffix.lower() == ".json" else yaml.safe_dump(data, sort_keys=False)
+    atomic_write_text(p, text)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+# ---------------------------------------------------------------------- field checking
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _number(v, where, fail):
+    if not _is_number(v):
+        fail(where, f"must be a number, got {v!r}")
+    if v < 0:
+        fail(where, f"must be >= 0, got {v!r}")
+    return float(v)
+
+
+def _integer(v, where, fail):
+    if isinstance(v, bool) or not isinstance(v, int):
+        if isinstance(v, float) and v.is_integer():
+            return int(v)
+        fail(where, f"must be an integer, got {v!r}")
+    return v
+
+
+def _string(v, where, fail):
+    if not isinstance(v, str) or not v:
+        fail(where, f"must be a non-empty string, got {v!r}")
+    return v
+
+
+def _cpu(v, where, fail):
+    if isinstance(v, dict):
+        return {_string(k, f"{where}.{k}", fail): _number(x, f"{where}.{k}", fail) for k, x in v.items()}
+    return _number(v, where, fail)
+
+
+Check = Callable[[Any, str, Callable], Any]
+
+OPERATOR_FIELDS: dict[str, Check] = {
+    "name": _string, "parallelism": _integer, "role": _string, "selectivity": _number,
+    "tuple_bytes": _number, "cpu_per_tuple": _cpu, "memory_mb": _number, "cpu_demand": _number,
+    "load": _number, "source_rate": _number,
+}
+STREAM_FIELDS: dict[str, Check] = {
+    "from": _string, "to": _string, "grouping": _string, "key": _string, "pair_rate": _number,
+    "key_distribution": _string, "zipf_s": _number, "num_keys": _integer,
+}
+NODE_FIELDS: dict[str, Check] = {
+    "name": _string, "capacity": _number, "slots": _integer, "machine_type": _string,
+    "cores": _number, "memory_mb": _number, "bandwidth": _number, "rack": _string,
+}
+GROUP_FIELDS: dict[str, Check] = {**{k: v for k, v in NODE_FIELDS.items() if k != "name"}, "count": _integer, "prefix": _string}
+
+
+def _record(item, where: str, schema: dict[str, Check], required: tuple[str, ...], fail) -> dict:
+    if not isinstance(item, dict):
+        fail(where, f"must be a mapping, got {type(item).__name__}")
+    for key in item:
+        if key not in schema:
+            fail(f"{where}.{key}", f"unknown field (expected one of {', '.join(schema)})")
+    for key in required:
+        if key not in item or item[key] is None:
+            fail(f"{where}.{key}", "missing required field")
+    return {k: schema[k](v, f"{where}.{k}", fail) for k, v in item.items() if v is not None}
+
+
+def _list(doc: dict, key: str, fail) -> list:
+    value = doc.get(key)
+    if value is None:
+        fail(key, "missing required field")
+    if not isinstance(value, list):
+        fail(key, f"must be a list, got {type(value).__name__}")
+    return value
+
+
+def _failer(path):
+    def fail(field_path: str, problem: str):
+        raise SpecError(path, field_path, problem)
+    return fail
+
+
+# ---------------------------------------------------------------------- topology
+def topology_from_dict(doc: Any, path: str | os.PathLike = "<topology>") -> Topology:
+    fail = _failer(path)
+    if not isinstance(doc, dict):
+        fail("", f"a topology must be a mapping with name, operators and streams, got {type(doc).__name__}")
+    for key in doc:
+        if key not in ("name", "operators", "streams"):
+            fail(key, "unknown field (expected name, operators, streams)")
+    name = _string(doc.get("name", Path(str(path)).stem), "name", fail)
+    ops = [_record(o, f"operators[{i}]", OPERATOR_FIELDS, ("name", "parallelism"), fail) for i, o in enumerate(_list(doc, "operators", fail))]
+    total = sum(o["parallelism"] for o in ops if o["parallelism"] > 0)
+    if total > MAX_TASKS:
+        fail("operators", f"the topology has {total:,} tasks (limit {MAX_TASKS:,})")
+    raw_streams = doc.get("streams") or []
+    if not isinstance(raw_streams, list):
+        fail("streams", f"must be a list, got {type(raw_streams).__name__}")
+    streams = []
+    for i, s in enumerate(raw_streams):
+        rec = _record(s, f"streams[{i}]", STREAM_FIELDS, ("from", "to"), fail)
+        rec["src"], rec["dst"] = rec.pop("from"), rec.pop("to")
+        streams.append(Stream(**rec))
+    try:
+        return Topology.build(name, [Operator(**o) for o in ops], streams)
+    except TopologyError as exc:
+        raise SpecError(path, exc.field_path, exc.problem) from None
+
+
+def topology_to_dict(topo: Topology) -> dict:
+    defaults_op = {f.name: f.default for f in dc_fields(Operator)}
+    defaults_st = {f.name: f.default for f in dc_fields(Stream)}
+    ops = [{k: getattr(op, k) for k in defaults_op if k in ("name", "parallelism") or getattr(op, k) != defaults_op[k]} for op in topo.operators]
+    streams = []
+    for s in topo.streams:
+        rec = {"from": s.src, "to": s.dst, "grouping": s.grouping}
+        rec.update({k: getattr(s, k) for k in defaults_st if k not in ("src", "dst", "grouping") and getattr(s, k) != defaults_st[k]})
+        streams.append(rec)
+    return {"name": topo.name, "operators": ops, "streams": streams}
+
+
+def load_topology(path: str | os.PathLike) -> Topology:
+    return topology_from_dict(read_document(path), path)
+
+
+# ---------------------------------------------------------------------- cluster
+def cluster_from_dict(doc: Any, path: str | os.PathLike = "<cluster>") -> Cluster:
+    fail = _failer(path)
+    if not isinstance(doc, dict):
+        fail("", f"a cluster must be a mapping with nodes or groups, got {type(doc).__name__}")
+    for key in doc:
+        if key not in ("name", "nodes", "groups"):
+            fail(key, "unknown field (expected name, nodes, groups)")
+    name = _string(doc.get("name", Path(str(path)).stem), "name", fail)
+    if ("nodes" in doc) == ("groups" in doc):
+        fail("", "give exactly one of nodes or groups")
+    nodes: list[Node] = []
+    if "nodes" in doc:
+        for i, n in enumerate(_list(doc, "nodes", fail)):
+            nodes.append(Node(**_record(n, f"nodes[{i}]", NODE_FIELDS, ("name", "capacity"), fail)))
+    else:
+        groups = [_record(g, f"groups[{i}]", GROUP_FIELDS, ("capacity", "count"), fail) for i, g in enumerate(_list(doc, "groups", fail))]
+        total = 0
+        for i, g in enumerate(groups):
+            if g["count"] < 0:
+                fail(f"groups[{i}].count", f"must be >= 0, got {g['count']}")
+            total += g["count"]
+        if total > MAX_NODES:
+            fail("groups", f"the cluster has {total:,} nodes (limit {MAX_NODES:,})")
+        width = max(2, len(str(max(total - 1, 0))))
+        for g in groups:
+            count, prefix = g.pop("count"), g.pop("prefix", "node")
+            for _ in range(count):
+                nodes.append(Node(name=f"{prefix}{len(nodes):0{width}d}", **g))
+    try:
+        return Cluster.build(name, nodes)
+    except ClusterError as exc:
+        raise SpecError(path, exc.field_path, exc.problem) from None
+
+
+def cluster_to_dict(cluster: Cluster) -> dict:
+    defaults = {f.name: f.default for f in dc_fields(Node)}
+    return {"name": cluster.name, "nodes": [
+        {k: getattr(n, k) for k in defaults if k in ("name", "capacity") or getattr(n, k) != defaults[k]} for n in cluster.nodes]}
+
+
+def load_cluster(path: str | os.PathLike) -> Cluster:
+    return cluster_from_dict(read_document(path), path)
+
+
+# ---------------------------------------------------------------------- placement
+def placement_from_dict(doc: Any, topo: Topology, cluster: Cluster, path: str | os.PathLike = "<placement>") -> Placement:
+    """Accepts ``{label: {node, worker}}``, ``{"placement": {...}}`` or a ``schedule`` JSON result."""
+    fail = _failer(path)
+    if isinstance(doc, dict) and isinstance(doc.get("placement"), dict):
+        doc = doc["placement"]
+        prefix = "placement."
+    else:
+        prefix = ""
+    if not isinstance(doc, dict):
+        fail("", "a placement must map task labels op[i] to {node, worker}")
+    n = topo.n_tasks
+    node = [-1] * n
+    worker = [0] * n
+    for label, entry in doc.items():
+        where = f"{prefix}{label}"
+        try:
+            t = topo.task_id(str(label))
+        except KeyError:
+            fail(where, f"unknown task {label!r} (labels are op[i] with op an operator of {topo.name!r})")
+        if isinstance(entry, str):
+            entry = {"node": entry}
+        rec = _record(entry, where, {"node": _string, "worker": _integer}, ("node",), fail)
+        if rec["node"] not in cluster.index:
+            fail(f"{where}.node", f"unknown node {rec['node']!r}")
+        node[t] = cluster.index[rec["node"]]
+        worker[t] = rec.get("worker", 0)
+    missing = [topo.task_labels[t] for t in range(n) if node[t] < 0]
+    if missing:
+        fail(prefix.rstrip(".") or "placement", f"{len(missing)} task(s) not placed, first {missing[0]}")
+    placement = Placement(node=node, worker=worker)
+    errors = placement.structural_errors(n, cluster)
+    if errors:
+        fail(prefix.rstrip(".") or "placement", errors[0])
+    return placement
+
+
+def load_placement(path: str | os.PathLike, topo: Topology, cluster: Cluster) -> Placement:
+    return placement_from_dict(read_document(path), topo, cluster, path)
+
+
+__all__ = [
+    "SpecError", "read_document", "write_document", "atomic_write_text", "topology_from_dict",
+    "topology_to_dict", "load_topology", "cluster_from_dict", "cluster_to_dict", "load_cluster",
+    "placement_from_dict", "load_placement", "PlacementError",
+]

@@ -1,0 +1,234 @@
+"""Logical streaming topologies: operators, streams and the tasks they expand to.
+
+DESIGN section 3. A topology is a DAG of operators; each operator runs ``parallelism``
+tasks. Tasks are numbered ``0..n-1``, contiguous per operator in declaration order, and
+labelled ``op[i]``. Streams connect an upstream operator to a downstream one with a
+grouping that decides which downstream task receives each tuple.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+GROUPINGS = ("shuffle", "fields", "global", "all", "local_or_shuffle")
+ROLES = ("source", "compute", "sink")
+KEY_DISTRIBUTIONS = ("uniform", "zipf")
+
+
+class TopologyError(ValueError):
+    """A topology that violates a structural rule; ``field`` names the offending path."""
+
+    def __init__(self, field_path: str, problem: str):
+        super().__init__(f"{field_path}: {problem}")
+        self.field_path = field_path
+        self.problem = problem
+
+
+@dataclass(frozen=True)
+class Operator:
+    """One logical operator (Storm component).
+
+    ``load`` is the per-task load in the same unit as node capacity (the papers use 1 per
+    task). ``cpu_per_tuple`` is CPU seconds per input tuple on a reference machine, or a
+    mapping machine type -> seconds. ``source_rate`` is the total tuples/s a source operator
+    emits (split evenly across its tasks); it defaults to 1.
+    """
+
+    name: str
+    parallelism: int
+    role: str = "compute"
+    selectivity: float = 1.0
+    tuple_bytes: float = 100.0
+    cpu_per_tuple: float | dict[str, float] | None = None
+    memory_mb: float = 0.0
+    cpu_demand: float = 0.0
+    load: float = 1.0
+    source_rate: float = 1.0
+
+
+@dataclass(frozen=True)
+class Stream:
+    """A directed stream ``src -> dst`` with its grouping.
+
+    ``pair_rate`` fixes the rate between every communicating task pair (the papers'
+    micro-benchmarks use 1); without it rates follow the flow (DESIGN 3/4).
+    For ``fields`` grouping the key distribution decides the shares: ``uniform`` (exact
+    equal shares) or ``zipf`` with exponent ``zipf_s`` over ``num_keys`` keys hashed stably
+    to downstream tasks.
+    """
+
+    src: str
+    dst: str
+    grouping: str = "shuffle"
+    key: str | None = None
+    pair_rate: float | None = None
+    key_distribution: str = "uniform"
+    zipf_s: float = 1.0
+    num_keys: int = 1000
+
+
+@dataclass(frozen=True)
+class Topology:
+    """A validated operator DAG. Construct through :meth:`build` to get validation."""
+
+    name: str
+    operators: tuple[Operator, ...]
+    streams: tuple[Stream, ...] = field(default_factory=tuple)
+
+    @classmethod
+    def build(cls, name: str, operators, streams=()) -> "Topology":
+        topo = cls(name=name, operators=tuple(operators), streams=tuple(streams))
+        topo.validate()
+        return topo
+
+    # ------------------------------------------------------------------ validation
+    def validate(self) -> None:
+        """Raise :class:`TopologyError` naming the first offending field."""
+        if not self.operators:
+            raise TopologyError("operators", "a topology needs at least one operator")
+        seen: dict[str, int] = {}
+        for i, op in enumerate(self.operators):
+            where = f"operators[{i}]"
+            if not isinstance(op.name, str) or not op.name:
+                raise TopologyError(f"{where}.name", "must be a non-empty string")
+            if op.name in seen:
+                raise TopologyError(f"{where}.name", f"duplicate operator name {op.name!r}")
+            seen[op.name] = i
+            if isinstance(op.parallelism, bool) or not isinstance(op.parallelism, int):
+                raise TopologyError(f"{where}.parallelism", "must be an integer")
+            if op.parallelism < 1:
+                raise TopologyError(f"{where}.parallelism", f"must be >= 1, got {op.parallelism}")
+            if op.role not in ROLES:
+                raise TopologyError(f"{where}.role", f"unknown role {op.role!r} (expected one of {', '.join(ROLES)})")
+            for attr in ("selectivity", "tuple_bytes", "memory_mb", "cpu_demand", "load", "source_rate"):
+                value = getattr(op, attr)
+                if not np.isfinite(value) or value < 0:
+                    raise TopologyError(f"{where}.{attr}", f"must be a finite number >= 0, got {value}")
+        pairs = set()
+        for i, s in enumerate(self.streams):
+            where = f"streams[{i}]"
+            for end in ("src", "dst"):
+                name = getattr(s, end)
+                if name not in seen:
+                    label = "from" if end == "src" else "to"
+                    raise TopologyError(f"{where}.{label}", f"unknown operator {name!r}")
+            if s.src == s.dst:
+                raise TopologyError(f"{where}", f"self-loop on operator {s.src!r}")
+            if (s.src, s.dst) in pairs:
+                raise TopologyError(f"{where}", f"duplicate stream {s.src!r} -> {s.dst!r}")
+            pairs.add((s.src, s.dst))
+            if s.grouping not in GROUPINGS:
+                raise TopologyError(f"{where}.grouping", f"unknown grouping {s.grouping!r} (expected one of {', '.join(GROUPINGS)})")
+            if s.pair_rate is not None and (not np.isfinite(s.pair_rate) or s.pair_rate < 0):
+                raise TopologyError(f"{where}.pair_rate", f"must be a finite number >= 0, got {s.pair_rate}")
+            if s.key_distribution not in KEY_DISTRIBUTIONS:
+                raise TopologyError(f"{where}.key_distribution", f"unknown distribution {s.key_distribution!r} (expected one of {', '.join(KEY_DISTRIBUTIONS)})")
+            if s.num_keys < 1:
+                raise TopologyError(f"{where}.num_keys", f"must be >= 1, got {s.num_keys}")
+        cycle = self._find_cycle()
+        if cycle:
+            raise TopologyError("streams", "cycle " + " -> ".join(cycle) + " (a topology must be a DAG)")
+
+    def _find_cycle(self) -> list[str] | None:
+        children: dict[str, list[str]] = {op.name: [] for op in self.operators}
+        for s in self.streams:
+            children[s.src].append(s.dst)
+        state: dict[str, int] = {}
+        for root in children:
+            if root in state:
+                continue
+            stack = [(root, iter(children[root]))]
+            path = [root]
+            state[root] = 1
+            while stack:
+                node, it = stack[-1]
+                nxt = next(it, None)
+                if nxt is None:
+                    state[node] = 2
+                    stack.pop()
+                    path.pop()
+                elif state.get(nxt) == 1:
+                    return path[path.index(nxt):] + [nxt]
+                elif nxt not in state:
+                    state[nxt] = 1
+                    stack.append((nxt, iter(children[nxt])))
+                    path.append(nxt)
+        return None
+
+    # ------------------------------------------------------------------ tasks
+    @cached_property
+    def index(self) -> dict[str, int]:
+        """Operator name -> position in declaration order."""
+        return {op.name: i for i, op in enumerate(self.operators)}
+
+    @cached_property
+    def offsets(self) -> np.ndarray:
+        """Task id of each operator's first task; ``offsets[-1]`` is the task count."""
+        return np.concatenate([[0], np.cumsum([op.parallelism for op in self.operators])]).astype(np.int64)
+
+    @property
+    def n_tasks(self) -> int:
+        return int(self.offsets[-1])
+
+    def tasks_of(self, name: str) -> range:
+        i = self.index[name]
+        return range(int(self.offsets[i]), int(self.offsets[i + 1]))
+
+    @cached_property
+    def operator_of_task(self) -> np.ndarray:
+        """Operator index of every task."""
+        return np.repeat(np.arange(len(self.operators)), [op.parallelism for op in self.operators])
+
+    @cached_property
+    def task_labels(self) -> list[str]:
+        return [f"{op.name}[{i}]" for op in self.operators for i in range(op.parallelism)]
+
+    def task_id(self, label: str) -> int:
+        """Task id of a label ``op[i]``; raises KeyError with the label if unknown."""
+        name, sep, rest = label.partition("[")
+        if not sep or not rest.endswith("]") or name not in self.index:
+            raise KeyError(label)
+        try:
+            i = int(rest[:-1])
+        except ValueError:
+            raise KeyError(label) from None
+        op = self.operators[self.index[name]]
+        if not 0 <= i < op.parallelism:
+            raise KeyError(label)
+        return int(self.offsets[self.index[name]]) + i
+
+    @cached_property
+    def task_loads(self) -> np.ndarray:
+        return np.repeat([float(op.load) for op in self.operators], [op.parallelism for op in self.operators])
+
+    # ------------------------------------------------------------------ operator graph
+    def upstream(self, name: str) -> list[Stream]:
+        return [s for s in self.streams if s.dst == name]
+
+    def downstream(self, name: str) -> list[Stream]:
+        return [s for s in self.streams if s.src == name]
+
+    @cached_property
+    def topological_order(self) -> list[str]:
+        """Operators in a topological order, ties by declaration order (Kahn)."""
+        indeg = {op.name: 0 for op in self.operators}
+        for s in self.streams:
+            indeg[s.dst] += 1
+        ready = [op.name for op in self.operators if indeg[op.name] == 0]
+        order: list[str] = []
+        while ready:
+            ready.sort(key=self.index.__getitem__)
+            name = ready.pop(0)
+            order.append(name)
+            for s in self.downstream(name):
+                indeg[s.dst] -= 1
+                if indeg[s.dst] == 0:
+                    ready.append(s.dst)
+        return order
+
+    def is_source(self, name: str) -> bool:
+        op = self.operators[self.index[name]]
+        return op.role == "source" or not self.upstream(name)

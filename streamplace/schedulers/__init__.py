@@ -1,0 +1,6 @@
+"""Schedulers: one registered class per algorithm, all with ``schedule(problem)``."""
+
+from . import even  # noqa: F401  (registration side effect)
+from .base import REGISTRY, Infeasible, Outcome, ParameterError, Scheduler, ScheduleResult, available, make_scheduler, register
+
+__all__ = ["REGISTRY", "Infeasible", "Outcome", "ParameterError", "Scheduler", "ScheduleResult", "available", "make_scheduler", "register"]

@@ -1,0 +1,145 @@
+"""The scheduler interface, the registry and the result type (DESIGN 3).
+
+Every scheduler is a frozen keyword-only dataclass (its fields are its parameters, like a
+scikit-learn estimator's constructor) with one verb, ``schedule(problem) -> ScheduleResult``.
+The base class times the call, refuses obviously infeasible problems with a clear message
+(for schedulers that respect capacity) and turns :class:`Infeasible` raised inside a
+scheduler into an ``infeasible`` result instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import typing
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from ..model import Placement, Problem
+
+STATUSES = ("optimal", "feasible", "heuristic", "infeasible")
+
+
+class Infeasible(Exception):
+    """Raised inside a scheduler when it cannot place the tasks within capacity."""
+
+
+class ParameterError(ValueError):
+    """Unknown scheduler name or parameter, or a value of the wrong type."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a scheduler's ``_schedule`` returns; the base class adds timing and identity."""
+
+    placement: Placement | None
+    status: str = "heuristic"
+    lower_bound: float | None = None
+    details: dict = field(default_factory=dict)
+    message: str = ""
+    problem: Problem | None = None  # set when the scheduler changed the problem (e.g. parallelism)
+
+
+@dataclass(frozen=True)
+class ScheduleResult:
+    """An immutable scheduling result.
+
+    ``problem`` is the problem the placement belongs to: the input problem, or the one the
+    scheduler derived from it (the throughput scheduler chooses the parallelism).
+    """
+
+    scheduler: str
+    params: dict
+    status: str
+    placement: Placement | None
+    problem: Problem
+    seconds: float
+    lower_bound: float | None = None
+    message: str = ""
+    details: dict = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.placement is not None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scheduler:
+    """Base class: subclasses declare ``name`` and their parameters as dataclass fields."""
+
+    name: ClassVar[str] = ""
+    respects_capacity: ClassVar[bool] = True
+    seed: int = 0
+
+    def get_params(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def schedule(self, problem: Problem) -> ScheduleResult:
+        start = time.perf_counter()
+        reason = problem.infeasibility() if self.respects_capacity else None
+        if reason is None:
+            try:
+                outcome = self._schedule(problem)
+            except Infeasible as exc:
+                outcome = Outcome(placement=None, status="infeasible", message=str(exc))
+        else:
+            outcome = Outcome(placement=None, status="infeasible", message=reason)
+        return ScheduleResult(
+            scheduler=self.name, params=self.get_params(), status=outcome.status,
+            placement=outcome.placement, problem=outcome.problem or problem,
+            seconds=time.perf_counter() - start, lower_bound=outcome.lower_bound,
+            message=outcome.message, details=outcome.details)
+
+    def _schedule(self, problem: Problem) -> Outcome:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+REGISTRY: dict[str, type[Scheduler]] = {}
+
+
+def register(cls: type[Scheduler]) -> type[Scheduler]:
+    if not cls.name or cls.name in REGISTRY:
+        raise ValueError(f"scheduler name {cls.name!r} missing or already registered")
+    REGISTRY[cls.name] = cls
+    return cls
+
+
+def available() -> list[str]:
+    return list(REGISTRY)
+
+
+def _convert(value: str, annotation: Any, key: str):
+    kinds = [a for a in typing.get_args(annotation) if a is not type(None)] or [annotation]
+    if type(None) in typing.get_args(annotation) and value.lower() in ("none", "null"):
+        return None
+    for kind in kinds:
+        try:
+            if kind is bool:
+                if value.lower() in ("1", "true", "yes", "on"):
+                    return True
+                if value.lower() in ("0", "false", "no", "off"):
+                    return False
+                continue
+            if kind in (int, float, str):
+                return kind(value)
+        except ValueError:
+            continue
+    raise ParameterError(f"parameter {key}: cannot read {value!r} as {' or '.join(getattr(k, '__name__', str(k)) for k in kinds)}")
+
+
+def make_scheduler(name: str, params: dict[str, Any] | None = None) -> Scheduler:
+    """Instantiate a registered scheduler; string values are converted to the field types."""
+    if name not in REGISTRY:
+        raise ParameterError(f"unknown scheduler {name!r} (available: {', '.join(available())})")
+    cls = REGISTRY[name]
+    hints = typing.get_type_hints(cls)
+    known = {f.name for f in dataclasses.fields(cls)}
+    kwargs = {}
+    for key, value in (params or {}).items():
+        if key not in known:
+            raise ParameterError(f"scheduler {name!r} has no parameter {key!r} (parameters: {', '.join(sorted(known))})")
+        kwargs[key] = _convert(value, hints[key], key) if isinstance(value, str) else value
+    try:
+        return cls(**kwargs)
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(f"scheduler {name!r}: {exc}") from None

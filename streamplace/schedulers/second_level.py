@@ -1,0 +1,38 @@
+"""Second level: the tasks of each node -> worker processes (DESIGN 5; [I] Sec. 4, [T3] Eq. 3).
+
+A node holding t tasks runs ``w = min(slots, ceil(t / T))`` workers (T = max tasks per
+worker, default 5 as in [I] Sec. 6 and [T3]); its induced subgraph is K-way partitioned
+into w parts of equal target weight, one part per worker, minimising inter-worker traffic.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..model import Problem
+from ..partition import kway_partition
+
+DEFAULT_TASKS_PER_WORKER = 5
+
+
+def assign_workers(problem: Problem, node_of_task: np.ndarray, *, tasks_per_worker: int = DEFAULT_TASKS_PER_WORKER,
+                   seed: int = 0) -> np.ndarray:
+    """Worker index (0-based, contiguous per node) of every task."""
+    if tasks_per_worker < 1:
+        raise ValueError(f"tasks_per_worker must be >= 1, got {tasks_per_worker}")
+    node_of_task = np.asarray(node_of_task, dtype=np.int64)
+    worker = np.zeros(node_of_task.shape[0], dtype=np.int64)
+    order = np.argsort(node_of_task, kind="stable")
+    bounds = np.flatnonzero(np.diff(node_of_task[order])) + 1
+    weights = problem.graph.weights
+    for tasks in np.split(order, bounds):
+        if tasks.size == 0:
+            continue
+        j = int(node_of_task[tasks[0]])
+        w = min(int(problem.cluster.slots[j]), -(-tasks.size // tasks_per_worker))
+        if w <= 1:
+            continue
+        sub = weights[tasks][:, tasks]
+        parts = kway_partition(sub, problem.graph.loads[tasks], w, seed=seed)
+        worker[tasks] = np.unique(parts, return_inverse=True)[1]
+    return worker

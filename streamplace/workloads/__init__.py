@@ -1,0 +1,1 @@
+"""Bundled workloads: topologies, clusters and data generators."""
