@@ -72,8 +72,8 @@ def kway_partition(weights: sp.spmatrix, vweights, k: int, *, targets=None, imba
     options = pymetis.Options(seed=int(seed) % (2**31), ufactor=max(1, int(round((imbalance - 1.0) * 1000))),
                               objtype=OBJECTIVES[objective])
     res = pymetis.part_graph(
-        k, xadj=g.indptr.astype(np.int64), adjncy=g.indices.astype(np.int64),
+        k, pymetis.CSRAdjacency(adj_starts=g.indptr.astype(np.int64), adjacent=g.indices.astype(np.int64)),
         vweights=_to_int_weights(vw, _VERTEX_SCALE, positive=False),
         eweights=_to_int_weights(g.data, _EDGE_SCALE, positive=True),
-        tpwgts=(tp / tp.sum() * (1 - 1e-9)).tolist(), recursive=False, options=options)
+        tpwgts=(tp / tp.sum()).tolist(), recursive=False, options=options)
     return np.asarray(res.vertex_part, dtype=np.int64)

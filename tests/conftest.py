@@ -1,0 +1,25 @@
+"""Shared test helpers: independent (loop-based) recomputation of costs."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+
+def recompute_costs(problem, node, worker):
+    """Inter-node and inter-worker cost by a plain double loop over the dense matrix."""
+    w = problem.graph.dense_weights()
+    inter_node = inter_worker = 0.0
+    for u, v in itertools.combinations(range(problem.n_tasks), 2):
+        if w[u, v] == 0:
+            continue
+        if node[u] != node[v]:
+            inter_node += w[u, v]
+        elif worker[u] != worker[v]:
+            inter_worker += w[u, v]
+    return inter_node, inter_worker
+
+
+@pytest.fixture
+def recompute():
+    return recompute_costs
