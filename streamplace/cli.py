@@ -23,9 +23,10 @@ from .model.specs import (SpecError, atomic_write_text, cluster_to_dict, load_cl
                           load_topology, topology_to_dict, write_document)
 from .schedulers import ParameterError, available, make_scheduler
 from .workloads import microbench
+from .workloads import lf as lf_workloads
 
 TABLE_KEYS = ("scheduler", "status", "inter_node_cost", "inter_worker_cost", "lower_bound", "nodes_used",
-              "max_utilisation", "seconds")
+              "max_utilisation", "cohesion", "coupling", "seconds")
 
 err_console = Console(stderr=True)
 
@@ -209,12 +210,30 @@ def workload_microbench(layout, tasks, output):
     err_console.print(f"wrote {output}: {topo.n_tasks} tasks, {len(topo.operators)} operators")
 
 
+@workload.command("lf")
+@click.option("--config", type=click.Choice([*lf_workloads.CONFIGS, "page-view-count"]), required=True)
+@click.option("--high", is_flag=True, help="High parallelism (x10), for the lf-high cluster.")
+@click.option("--grouping", type=click.Choice(lf_workloads.SW_GROUPINGS), default=None,
+              help="Streams of a synthetic configuration (default local_or_shuffle; shuffle = [LF]'s non-LSP runs).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True, help="YAML or JSON file to write.")
+def workload_lf(config, high, grouping, output):
+    """An [LF] workload: a synthetic configuration of Table 3 or the page-view-count topology."""
+    if config == "page-view-count":
+        if high or grouping:
+            raise UserError("--high/--grouping: the page-view-count topology has fixed parallelism and groupings")
+        topo = lf_workloads.page_view_count()
+    else:
+        topo = lf_workloads.synthetic(config, high=high, grouping=grouping or "local_or_shuffle")
+    write_document(topology_to_dict(topo), output)
+    err_console.print(f"wrote {output}: {topo.n_tasks} tasks, {len(topo.operators)} operators")
+
+
 @workload.command("cluster")
-@click.option("--preset", type=click.Choice(list(microbench.CLUSTER_PRESETS)), required=True)
+@click.option("--preset", type=click.Choice(list(microbench.CLUSTER_PRESETS) + list(lf_workloads.CLUSTER_PRESETS)), required=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), required=True, help="YAML or JSON file to write.")
 def workload_cluster(preset, output):
-    """A cluster preset (homogeneous 10 x 4; heterogeneous {6: 3, 4: 3, 2: 4})."""
-    cluster = microbench.cluster(preset)
+    """A cluster preset (homogeneous 10 x 4; heterogeneous {6: 3, 4: 3, 2: 4}; lf-low 8 x 1 slot; lf-high 8 x 10 slots)."""
+    cluster = lf_workloads.cluster(preset) if preset in lf_workloads.CLUSTER_PRESETS else microbench.cluster(preset)
     write_document(cluster_to_dict(cluster), output)
     err_console.print(f"wrote {output}: {cluster.n_nodes} nodes, capacity {cluster.capacities.sum():g}")
 

@@ -8,14 +8,18 @@ import json
 
 from ..model import Placement, Problem
 from ..schedulers.base import ScheduleResult
-from . import metrics
+from . import metrics, performance
 
 METRIC_KEYS = ("inter_node_cost", "inter_worker_cost", "intra_worker_traffic", "total_traffic", "nodes_used",
-               "max_utilisation", "imbalance", "overloaded_nodes", "network_distance")
+               "max_utilisation", "imbalance", "overloaded_nodes", "network_distance", "cohesion", "coupling",
+               "throughput", "bottleneck", "latency_ms")
 
 
 def evaluation_record(problem: Problem, placement: Placement, *, include_placement: bool = True) -> dict:
     record = metrics.summary(problem, placement)
+    record["cohesion"] = metrics.cohesion(problem, placement)
+    record["coupling"] = metrics.coupling(problem, placement)
+    record.update(performance.predict(problem, placement).summary())
     record["valid"] = not placement.violations(problem.graph.loads, problem.cluster)
     if include_placement:
         record["placement"] = placement.to_mapping(problem.topology.task_labels, problem.cluster)

@@ -96,8 +96,8 @@ class TaskGraph:
         return self.weights.toarray()
 
 
-def _stream_block(topo: Topology, stream: Stream) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Communicating task pairs of one stream and the share each receiver gets."""
+def stream_block(topo: Topology, stream: Stream) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Communicating task pairs of one stream and the share each receiver gets (placement-free)."""
     a = topo.tasks_of(stream.src)
     b = topo.tasks_of(stream.dst)
     if stream.grouping == "global":
@@ -119,6 +119,36 @@ def edge_count(topo: Topology) -> int:
     return total
 
 
+def stream_flows(topo: Topology, block=stream_block) -> tuple[np.ndarray, list]:
+    """Flow the source rates through the DAG: ``(in_rate per task, [(stream, src, dst, rate)])``.
+
+    Sources emit ``source_rate`` split evenly over their tasks; each stream carries
+    ``selectivity x in_rate(sender) x share`` per pair, or exactly ``pair_rate`` on every pair
+    ``block`` returns. ``block(topo, stream) -> (src, dst, share)`` decides the routing
+    (:func:`stream_block` by default; the performance model passes a placement-aware one).
+    """
+    n_edges = edge_count(topo)
+    if n_edges > MAX_EDGES:
+        raise TopologyError("streams", f"the topology expands to {n_edges:,} task edges (limit {MAX_EDGES:,})")
+    in_rate = np.zeros(topo.n_tasks)
+    for op in topo.operators:
+        if topo.is_source(op.name):
+            r = topo.tasks_of(op.name)
+            in_rate[r.start:r.stop] = op.source_rate / op.parallelism
+    flows = []
+    for name in topo.topological_order:
+        op = topo.operators[topo.index[name]]
+        for s in topo.downstream(name):
+            src, dst, share = block(topo, s)
+            if s.pair_rate is not None:
+                rate = np.full(src.shape[0], float(s.pair_rate))
+            else:
+                rate = op.selectivity * in_rate[src] * share
+            np.add.at(in_rate, dst, rate)
+            flows.append((s, src, dst, rate))
+    return in_rate, flows
+
+
 def build_task_graph(topo: Topology, *, weight: str = "tuples") -> TaskGraph:
     """Analytic task graph: source rate x selectivity x grouping shares (DESIGN 3/4, [N] Eq. 6).
 
@@ -129,31 +159,15 @@ def build_task_graph(topo: Topology, *, weight: str = "tuples") -> TaskGraph:
     """
     if weight not in ("tuples", "bytes"):
         raise ValueError(f"weight must be 'tuples' or 'bytes', got {weight!r}")
-    n_edges = edge_count(topo)
-    if n_edges > MAX_EDGES:
-        raise TopologyError("streams", f"the topology expands to {n_edges:,} task edges (limit {MAX_EDGES:,})")
-    n = topo.n_tasks
-    in_rate = np.zeros(n)
-    for op in topo.operators:
-        if topo.is_source(op.name):
-            r = topo.tasks_of(op.name)
-            in_rate[r.start:r.stop] = op.source_rate / op.parallelism
-    blocks = {}
-    for name in topo.topological_order:
-        op = topo.operators[topo.index[name]]
-        for s in topo.downstream(name):
-            src, dst, share = _stream_block(topo, s)
-            if s.pair_rate is not None:
-                rate = np.full(src.shape[0], float(s.pair_rate))
-            else:
-                rate = op.selectivity * in_rate[src] * share
-            np.add.at(in_rate, dst, rate)
-            blocks[(s.src, s.dst)] = (src, dst, rate * (op.tuple_bytes if weight == "bytes" else 1.0))
-    if blocks:
-        src, dst, rate = (np.concatenate(parts) for parts in zip(*blocks.values()))
+    in_rate, flows = stream_flows(topo)
+    if flows:
+        unit = {op.name: op.tuple_bytes if weight == "bytes" else 1.0 for op in topo.operators}
+        src = np.concatenate([f[1] for f in flows])
+        dst = np.concatenate([f[2] for f in flows])
+        rate = np.concatenate([r * unit[s.src] for s, _, _, r in flows])
     else:
         src = dst = np.zeros(0, dtype=np.int64)
         rate = np.zeros(0)
-    graph = TaskGraph.from_edges(n, src, dst, rate, topo.task_loads, unit=f"{weight}/s")
+    graph = TaskGraph.from_edges(topo.n_tasks, src, dst, rate, topo.task_loads, unit=f"{weight}/s")
     graph.meta["in_rate"] = in_rate
     return graph

@@ -1,0 +1,341 @@
+"""Analytic throughput and latency of a placement (DESIGN section 4, ``evaluate/performance.py``).
+
+The model is linear in the offered rate. At *unit offered load* (scale 1) every source task
+emits ``source_rate / parallelism`` tuples/s and every stream with ``pair_rate`` carries that
+rate per communicating pair; at scale ``s`` all rates are multiplied by ``s``.
+
+1. **Rates.** Edge u->v carries ``selectivity(u) x in_rate(u) x share(u->v)`` (DESIGN 3,
+   [N] Eq. 6), computed per stream by :func:`streamplace.model.graph.stream_flows`.
+   ``local_or_shuffle`` is routed by the placement: uniformly over the downstream tasks in the
+   sender's worker if there are any, else shuffle over all of them (Storm's
+   ``LocalOrShuffleGrouping``; [LF] Sec. 4 relies on it).
+2. **Demand per node** at unit load. CPU (reference core-seconds per second): each task's
+   ``cpu_per_tuple x in_rate`` (the linear part of [N] Eq. 5, ``TCU = e x IR + MET``; the
+   constant MET is left out so the model stays linear) plus, for every tuple crossing a worker
+   boundary, ``ser_cpu_per_tuple + ser_cpu_per_byte x tuple_bytes`` at the sender (Kryo
+   serialisation) and again at the receiver (deserialisation). NIC: bytes/s of inter-node
+   tuples (``tuple_bytes + header_bytes`` each), inbound and outbound counted apart because
+   the papers' 1 Gbit/s Ethernet links are full duplex: ``nic_demand = max(in, out)``.
+3. **Capacity**: ``cores x speed(machine_type)`` and ``bandwidth``. The max sustainable scale is
+   ``min`` over nodes and both resources of capacity / demand; the argmin is the bottleneck
+   (``"node03:cpu"``; ties go to the lowest node index, CPU before NIC). Throughput is reported
+   as the papers do ([I] Sec. 5, [N] Sec. 3: tuples executed per second summed over all tasks)
+   at that scale: ``max_scale x sum(in_rate)``, where a source task's in_rate is what it emits.
+4. **Latency** at an offered scale (default ``latency_load`` = 70 % of the max scale). Hop u->v
+   costs a base latency by locality class (same worker / other worker / other node), for
+   inter-node hops the transfer ``wire_bytes / bandwidth(v)`` as an M/M/1 sojourn at v's inbound
+   NIC utilisation, and v's CPU work for the tuple (its ``cpu_per_tuple``, plus
+   deserialisation when the hop crosses a worker) as an M/M/1 sojourn at v's CPU utilisation:
+   ``service / (1 - rho)``. A task's latency is the rate-weighted mean over its inbound edges of
+   (sender's latency + hop), sources start at 0 (DP over the DAG in topological order); the
+   end-to-end figure is the inflow-weighted mean over sink tasks.
+
+Deliberate simplifications: Storm's acking traffic ([F] Sec. V-B2 measures it doubling the
+messages) and the sender's outbound NIC queue are not modelled; the rates are re-derived from
+the topology (routing needs the grouping), so a measured ``problem.graph`` is not consulted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import partial
+from types import MappingProxyType
+from typing import Mapping
+
+import numpy as np
+
+from ..model import Cluster, Placement, Problem, Topology
+from ..model.graph import stream_block, stream_flows
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """Every constant of the performance model, with the reason for its default.
+
+    Times in seconds unless the name says ms; CPU figures are for a reference core (speed 1).
+    """
+
+    #: CPU s per input tuple for operators without ``cpu_per_tuple``: 10 us, i.e. ~10^5 tuples/s
+    #: per executor thread, the order of a light Storm bolt (parse, filter, count) on the
+    #: papers' 2.4-2.7 GHz testbed cores ([I] Sec. 5, [LF] Sec. 4).
+    default_cpu_per_tuple: float = 1e-5
+    #: CPU s per tuple per side to (de)serialise a tuple crossing a worker: 2 us, Kryo's
+    #: per-object overhead plus Storm's Netty per-message handling on a JVM.
+    ser_cpu_per_tuple: float = 2e-6
+    #: CPU s per payload byte per side: 5 ns/B, i.e. ~200 MB/s per core, Kryo-class throughput.
+    ser_cpu_per_byte: float = 5e-9
+    #: wire bytes added to every inter-node tuple: Storm's Netty ``TaskMessage`` frame (2-byte
+    #: task id + 4-byte length); TCP/IP headers are amortised by Netty batching and ignored.
+    header_bytes: float = 6.0
+    #: base hop latency inside one worker: 0.05 ms, an executor queue hand-off (LMAX Disruptor).
+    hop_ms_same_worker: float = 0.05
+    #: base hop latency between workers of one node: 0.5 ms, loopback Netty with batching.
+    hop_ms_other_worker: float = 0.5
+    #: base hop latency between nodes (transfer time added on top): 1 ms, the above plus a
+    #: switched 1 Gbit/s LAN hop ([I], [N] and [F] testbeds).
+    hop_ms_other_node: float = 1.0
+    #: offered load for the latency figure, as a fraction of the max sustainable scale: 70 %,
+    #: loaded but clear of the M/M/1 knee (latency doubles the service time at 50 %, x10 at 90 %).
+    latency_load: float = 0.7
+    #: per-core speed of each machine type relative to the reference machine (unlisted = 1):
+    #: heterogeneous CPUs as in [N] Table 2.
+    machine_speed: Mapping[str, float] = field(default_factory=dict)
+
+    def __post_init__(self):
+        for name in ("default_cpu_per_tuple", "ser_cpu_per_tuple", "ser_cpu_per_byte", "header_bytes",
+                     "hop_ms_same_worker", "hop_ms_other_worker", "hop_ms_other_node"):
+            value = getattr(self, name)
+            if not np.isfinite(value) or value < 0:
+                raise ValueError(f"CostModel.{name} must be a finite number >= 0, got {value}")
+        if not 0 < self.latency_load < 1:
+            raise ValueError(f"CostModel.latency_load must be in (0, 1), got {self.latency_load}")
+        for machine_type, speed in self.machine_speed.items():
+            if not np.isfinite(speed) or speed <= 0:
+                raise ValueError(f"CostModel.machine_speed[{machine_type!r}] must be a finite number > 0, got {speed}")
+        object.__setattr__(self, "machine_speed", MappingProxyType(dict(self.machine_speed)))
+
+    def speeds(self, cluster: Cluster) -> np.ndarray:
+        """Per-node core speed."""
+        return np.array([self.machine_speed.get(n.machine_type, 1.0) for n in cluster.nodes])
+
+
+@dataclass(frozen=True, eq=False)
+class Performance:
+    """Prediction for one placement. Per-node arrays are at unit offered load."""
+
+    throughput: float        # tuples executed per second, all tasks, at max_scale
+    max_scale: float         # largest sustainable multiple of the unit offered load
+    bottleneck: str | None   # "node:cpu" / "node:nic" limiting max_scale (None: no demand)
+    latency_ms: float        # end-to-end mean latency at latency_scale
+    latency_scale: float     # offered scale the latency refers to
+    in_rate: np.ndarray      # per task, tuples/s
+    cpu_demand: np.ndarray   # per node, reference core-seconds per second
+    cpu_capacity: np.ndarray  # per node, cores x speed
+    nic_in: np.ndarray       # per node, inter-node bytes/s received
+    nic_out: np.ndarray      # per node, inter-node bytes/s sent
+    nic_capacity: np.ndarray  # per node, bandwidth in bytes/s
+
+    @property
+    def nic_demand(self) -> np.ndarray:
+        """Busier direction of each (full-duplex) NIC, bytes/s."""
+        return np.maximum(self.nic_in, self.nic_out)
+
+    @property
+    def cpu_utilisation(self) -> np.ndarray:
+        """CPU utilisation per node at the max sustainable scale (the CPU bottleneck is at 1)."""
+        return _ratio(self.cpu_demand, self.cpu_capacity, self.max_scale)
+
+    @property
+    def nic_utilisation(self) -> np.ndarray:
+        """NIC utilisation per node at the max sustainable scale."""
+        return _ratio(self.nic_demand, self.nic_capacity, self.max_scale)
+
+    def summary(self) -> dict:
+        """``throughput``, ``bottleneck``, ``latency_ms`` (JSON-safe: None when unbounded)."""
+        return {"throughput": _finite(self.throughput), "bottleneck": self.bottleneck,
+                "latency_ms": _finite(self.latency_ms)}
+
+
+@dataclass(frozen=True)
+class Hops:
+    """The directed edges of one stream with positive rate, and their locality."""
+
+    src: np.ndarray
+    dst: np.ndarray
+    rate: np.ndarray          # tuples/s at unit offered load
+    same_worker: np.ndarray
+    same_node: np.ndarray
+    ser_cpu: float            # reference CPU s per tuple per side when crossing a worker
+    wire_bytes: float         # bytes per tuple on the network
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if np.isfinite(x) else None
+
+
+def _ratio(demand: np.ndarray, capacity: np.ndarray, scale: float = 1.0) -> np.ndarray:
+    """``scale x demand / capacity``: 0 without demand, inf with demand but no capacity.
+
+    An infinite ``scale`` only occurs when every demand is 0 (see :func:`sustainable_scale`).
+    """
+    load = np.where(demand > 0, demand * (scale if np.isfinite(scale) else 0.0), 0.0)
+    out = np.where(load > 0, np.inf, 0.0)
+    np.divide(load, capacity, out=out, where=capacity > 0)
+    return out
+
+
+def _local_or_shuffle_block(topo: Topology, stream, *, slot: np.ndarray):
+    """:func:`stream_block` with local_or_shuffle routed to the sender's worker when possible."""
+    src, dst, share = stream_block(topo, stream)
+    if stream.grouping != "local_or_shuffle":
+        return src, dst, share
+    senders = topo.tasks_of(stream.src)
+    local = slot[src] == slot[dst]
+    n_local = np.bincount(src - senders.start, weights=local, minlength=len(senders))[src - senders.start]
+    share = np.where(n_local > 0, local / np.maximum(n_local, 1), share)
+    keep = share > 0
+    return src[keep], dst[keep], share[keep]
+
+
+def routed_flows(topology: Topology, slot: np.ndarray) -> tuple[np.ndarray, list]:
+    """``stream_flows`` with placement-aware local_or_shuffle; ``slot`` = a worker id per task."""
+    return stream_flows(topology, partial(_local_or_shuffle_block, slot=np.asarray(slot)))
+
+
+def cpu_per_tuple(topology: Topology, cluster: Cluster, model: CostModel) -> np.ndarray:
+    """Reference CPU seconds per input tuple, shape ``(operators, nodes)``.
+
+    A number is already in reference seconds; a table gives seconds measured on each machine
+    type, converted with ``x speed``; no value means ``model.default_cpu_per_tuple``.
+    """
+    types = [n.machine_type for n in cluster.nodes]
+    speeds = model.speeds(cluster)
+    table = np.empty((len(topology.operators), cluster.n_nodes))
+    for i, op in enumerate(topology.operators):
+        c = op.cpu_per_tuple
+        if c is None:
+            table[i] = model.default_cpu_per_tuple
+        elif isinstance(c, Mapping):
+            missing = sorted(set(types) - set(c))
+            if missing:
+                raise ValueError(f"operator {op.name!r}: cpu_per_tuple has no entry for machine type {missing[0]!r}")
+            table[i] = np.array([c[t] for t in types], dtype=float) * speeds
+        else:
+            table[i] = c
+    return table
+
+
+def stream_hops(topology: Topology, placement: Placement, cluster: Cluster, flows, model: CostModel) -> list[Hops]:
+    """Locality and per-tuple costs of every positive-rate edge, one :class:`Hops` per stream."""
+    slot = placement.slot_ids(cluster)
+    hops = []
+    for stream, src, dst, rate in flows:
+        keep = rate > 0
+        src, dst, rate = src[keep], dst[keep], rate[keep]
+        size = topology.operators[topology.index[stream.src]].tuple_bytes
+        same_node = placement.node[src] == placement.node[dst]
+        hops.append(Hops(src, dst, rate, same_node & (slot[src] == slot[dst]), same_node,
+                         ser_cpu=model.ser_cpu_per_tuple + model.ser_cpu_per_byte * size,
+                         wire_bytes=size + model.header_bytes))
+    return hops
+
+
+def node_demands(node: np.ndarray, n_nodes: int, task_cpu: np.ndarray, in_rate: np.ndarray, hops: list[Hops]):
+    """``(cpu, nic_in, nic_out)`` per node at unit load; ``task_cpu`` = reference s per tuple."""
+    cpu = np.bincount(node, weights=task_cpu * in_rate, minlength=n_nodes)
+    nic_in = np.zeros(n_nodes)
+    nic_out = np.zeros(n_nodes)
+    for h in hops:
+        ser = np.where(h.same_worker, 0.0, h.rate * h.ser_cpu)
+        cpu += np.bincount(node[h.src], weights=ser, minlength=n_nodes)
+        cpu += np.bincount(node[h.dst], weights=ser, minlength=n_nodes)
+        wire = np.where(h.same_node, 0.0, h.rate * h.wire_bytes)
+        nic_out += np.bincount(node[h.src], weights=wire, minlength=n_nodes)
+        nic_in += np.bincount(node[h.dst], weights=wire, minlength=n_nodes)
+    return cpu, nic_in, nic_out
+
+
+def sustainable_scale(cpu: np.ndarray, cpu_capacity: np.ndarray, nic: np.ndarray, nic_capacity: np.ndarray,
+                      names: list[str]) -> tuple[float, str | None]:
+    """``(max scale, bottleneck)``: min over nodes of capacity / demand, CPU before NIC in ties."""
+    util = np.stack([_ratio(cpu, cpu_capacity), _ratio(nic, nic_capacity)], axis=1).ravel()
+    if not util.size or util.max() == 0:
+        return np.inf, None
+    k = int(util.argmax())
+    return float(1.0 / util[k]), f"{names[k // 2]}:{('cpu', 'nic')[k % 2]}"
+
+
+def _sojourn(service: np.ndarray, rho: np.ndarray) -> np.ndarray:
+    """M/M/1 time in system ``service / (1 - rho)``; inf when saturated, 0 without service."""
+    out = np.where(service > 0, np.inf, 0.0)
+    np.divide(service, 1.0 - rho, out=out, where=(service > 0) & (rho < 1))
+    return out
+
+
+def hop_seconds(h: Hops, node: np.ndarray, task_service: np.ndarray, speed: np.ndarray, bandwidth: np.ndarray,
+                rho_cpu: np.ndarray, rho_nic_in: np.ndarray, model: CostModel) -> np.ndarray:
+    """Latency of each edge of ``h`` (seconds) at the given per-node utilisations.
+
+    ``task_service`` is each task's own CPU seconds per tuple on its node (local time).
+    """
+    v = node[h.dst]
+    base = np.where(h.same_worker, model.hop_ms_same_worker,
+                    np.where(h.same_node, model.hop_ms_other_worker, model.hop_ms_other_node)) / 1e3
+    transfer = np.where(h.same_node, 0.0, _ratio(np.full(v.shape, h.wire_bytes), bandwidth[v]))
+    service = task_service[h.dst] + np.where(h.same_worker, 0.0, h.ser_cpu / speed[v])
+    return base + _sojourn(transfer, rho_nic_in[v]) + _sojourn(service, rho_cpu[v])
+
+
+def path_latency(topology: Topology, flows: list, hop_latency: list[np.ndarray]) -> float:
+    """Traffic-weighted mean source-to-sink latency by DP over the DAG.
+
+    ``flows`` = ``[(stream, src, dst, rate)]`` and ``hop_latency`` the matching per-edge
+    latencies. Sources start at 0; a task's latency is the rate-weighted mean of (sender's
+    latency + hop) over its inbound edges; the result is the inflow-weighted mean over the
+    tasks of operators without downstream streams. Returns 0.0 if no tuple reaches a sink.
+    """
+    latency = np.zeros(topology.n_tasks)
+    inflow = np.zeros(topology.n_tasks)
+    by_dst: dict[str, list[int]] = {}
+    for i, f in enumerate(flows):
+        by_dst.setdefault(f[0].dst, []).append(i)
+    for name in topology.topological_order:
+        if topology.is_source(name) or name not in by_dst:
+            continue
+        tasks = topology.tasks_of(name)
+        total = np.zeros(len(tasks))
+        for i in by_dst[name]:
+            _, src, dst, rate = flows[i]
+            pos = rate > 0
+            idx = dst[pos] - tasks.start
+            inflow[tasks.start:tasks.stop] += np.bincount(idx, weights=rate[pos], minlength=len(tasks))
+            total += np.bincount(idx, weights=rate[pos] * (latency[src[pos]] + hop_latency[i][pos]), minlength=len(tasks))
+        arrived = inflow[tasks.start:tasks.stop] > 0
+        latency[tasks.start:tasks.stop][arrived] = total[arrived] / inflow[tasks.start:tasks.stop][arrived]
+    senders = {s.src for s in topology.streams}
+    weight = total = 0.0
+    for op in topology.operators:
+        if op.name not in senders:
+            r = topology.tasks_of(op.name)
+            arrived = inflow[r.start:r.stop] > 0
+            weight += inflow[r.start:r.stop][arrived].sum()
+            total += (inflow[r.start:r.stop] * latency[r.start:r.stop])[arrived].sum()
+    return float(total / weight) if weight > 0 else 0.0
+
+
+def predict(problem: Problem, placement: Placement, model: CostModel = CostModel(), *,
+            offered_scale: float | None = None) -> Performance:
+    """Throughput, bottleneck and latency of ``placement`` under ``model`` (see module doc).
+
+    ``offered_scale`` sets the load the latency refers to (default ``model.latency_load x
+    max_scale``); capacity overloads in load units do not matter here, only CPU and NIC.
+    """
+    topo, cluster = problem.topology, problem.cluster
+    errors = placement.structural_errors(topo.n_tasks, cluster)
+    if errors:
+        raise ValueError(f"placement: {errors[0]}")
+    if offered_scale is not None and not (np.isfinite(offered_scale) and offered_scale >= 0):
+        raise ValueError(f"offered_scale must be a finite number >= 0, got {offered_scale}")
+    node = placement.node
+    in_rate, flows = routed_flows(topo, placement.slot_ids(cluster))
+    hops = stream_hops(topo, placement, cluster, flows, model)
+    task_cpu = cpu_per_tuple(topo, cluster, model)[topo.operator_of_task, node]
+    cpu, nic_in, nic_out = node_demands(node, cluster.n_nodes, task_cpu, in_rate, hops)
+    speed = model.speeds(cluster)
+    cpu_capacity = np.array([n.cores for n in cluster.nodes], dtype=float) * speed
+    bandwidth = np.array([n.bandwidth for n in cluster.nodes], dtype=float)
+    names = [n.name for n in cluster.nodes]
+    max_scale, bottleneck = sustainable_scale(cpu, cpu_capacity, np.maximum(nic_in, nic_out), bandwidth, names)
+    total = float(in_rate.sum())
+    throughput = max_scale * total if total > 0 else 0.0
+    if offered_scale is None:
+        offered_scale = model.latency_load * max_scale if np.isfinite(max_scale) else 1.0
+    rho_cpu = _ratio(cpu, cpu_capacity, offered_scale)
+    rho_in = _ratio(nic_in, bandwidth, offered_scale)
+    service = task_cpu / speed[node]
+    hop_latency = [hop_seconds(h, node, service, speed, bandwidth, rho_cpu, rho_in, model) for h in hops]
+    kept = [(f[0], h.src, h.dst, h.rate) for f, h in zip(flows, hops)]
+    return Performance(throughput=float(throughput), max_scale=float(max_scale), bottleneck=bottleneck,
+                       latency_ms=1e3 * path_latency(topo, kept, hop_latency), latency_scale=float(offered_scale),
+                       in_rate=in_rate, cpu_demand=cpu, cpu_capacity=cpu_capacity, nic_in=nic_in, nic_out=nic_out,
+                       nic_capacity=bandwidth)
