@@ -19,11 +19,13 @@ from rich.table import Table
 
 from .evaluate.records import evaluation_record, records_to_csv, result_record
 from .model import Problem
+from .model.profiling import DEFAULT_MET, profiling_to_dict
 from .model.specs import (SpecError, atomic_write_text, cluster_to_dict, load_cluster, load_placement,
                           load_topology, topology_to_dict, write_document)
 from .schedulers import ParameterError, available, make_scheduler
 from .workloads import microbench
 from .workloads import lf as lf_workloads
+from .workloads import nasiri as nasiri_workloads
 
 TABLE_KEYS = ("scheduler", "status", "inter_node_cost", "inter_worker_cost", "lower_bound", "nodes_used",
               "max_utilisation", "cohesion", "coupling", "seconds")
@@ -45,15 +47,21 @@ def _parse_params(pairs: tuple[str, ...]) -> dict[str, str]:
     return params
 
 
-def _scheduler(name: str, params: dict, seed: int | None, time_limit: float | None):
+def _scheduler(name: str, params: dict, seed: int | None, time_limit: float | None, profiling: str | None = None):
     from .schedulers.base import REGISTRY
     if name in REGISTRY:
         fields = REGISTRY[name].__dataclass_fields__
         if seed is not None:
             params.setdefault("seed", seed)
+        if profiling is not None and "profiling" in fields:
+            params.setdefault("profiling", profiling)
         if time_limit is not None and "time_limit" in fields:
             params.setdefault("time_limit", time_limit)
     return make_scheduler(name, params)
+
+
+PROFILING_HELP = ("Profiling spec (YAML/JSON: machine types, e and MET tables, R0) passed to schedulers that "
+                  "take one (throughput); without it they derive one from the operators' cpu_per_tuple.")
 
 
 def _problem(topology: str, cluster: str) -> Problem:
@@ -121,11 +129,14 @@ def cli(ctx, debug):
 @click.option("--time-limit", type=click.FloatRange(min=0), default=None, help="Seconds allowed to solvers that take a limit.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the result (JSON, with the placement) here.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def schedule(topology, cluster, name, params, seed, time_limit, output, fmt):
+@click.option("--profiling", type=click.Path(), default=None, help=PROFILING_HELP)
+def schedule(topology, cluster, name, params, seed, time_limit, output, fmt, profiling):
     """Schedule TOPOLOGY on CLUSTER with one scheduler."""
     problem = _problem(topology, cluster)
-    result = _scheduler(name, _parse_params(params), seed, time_limit).schedule(problem)
+    result = _scheduler(name, _parse_params(params), seed, time_limit, profiling).schedule(problem)
     record = result_record(result)
+    if result.problem.topology != problem.topology:  # the scheduler chose the parallelism (throughput)
+        record["parallelism"] = {op.name: op.parallelism for op in result.problem.topology.operators}
     if output:
         write_document(record, output if Path(output).suffix else output + ".json")
     if fmt == "json":
@@ -162,7 +173,8 @@ def evaluate(topology, cluster, placement, fmt):
 @click.option("--time-limit", type=click.FloatRange(min=0), default=None)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the output here instead of stdout.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
-def compare(topology, cluster, names, params, seed, time_limit, output, fmt):
+@click.option("--profiling", type=click.Path(), default=None, help=PROFILING_HELP)
+def compare(topology, cluster, names, params, seed, time_limit, output, fmt, profiling):
     """Run several schedulers on TOPOLOGY and CLUSTER and compare their placements."""
     problem = _problem(topology, cluster)
     chosen = [n.strip() for n in names.split(",") if n.strip()] if names else available()
@@ -172,7 +184,7 @@ def compare(topology, cluster, names, params, seed, time_limit, output, fmt):
         if not dot or sched not in per_scheduler:
             raise UserError(f"--param: expected SCHEDULER.KEY=VALUE with SCHEDULER one of {', '.join(chosen)}, got {key!r}")
         per_scheduler[sched][param] = value
-    schedulers = [_scheduler(n, per_scheduler[n], seed, time_limit) for n in chosen]
+    schedulers = [_scheduler(n, per_scheduler[n], seed, time_limit, profiling) for n in chosen]
     records = []
     for sched in schedulers:
         with err_console.status(f"running {sched.name}..."):
@@ -228,12 +240,38 @@ def workload_lf(config, high, grouping, output):
     err_console.print(f"wrote {output}: {topo.n_tasks} tasks, {len(topo.operators)} operators")
 
 
+@workload.command("nasiri")
+@click.option("--layout", type=click.Choice(nasiri_workloads.LAYOUTS), required=True)
+@click.option("--compute", type=click.Choice(nasiri_workloads.COMPUTE), default="mixed", show_default=True,
+              help="Operator types: mixed = one high- and one mid-compute bolt, the rest low; else all of one type.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True, help="Topology YAML or JSON file to write.")
+@click.option("--profiling-out", type=click.Path(dir_okay=False), default=None,
+              help="Also write the matching profiling spec ([N] Table 3) here, for schedule/compare --profiling.")
+@click.option("--preset", type=click.Choice(list(nasiri_workloads.CLUSTER_PRESETS)), default=None,
+              help="Put this Table 4 cluster's machine counts in the profiling spec.")
+@click.option("--met", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_MET, show_default=True,
+              help="MET of every task in the profiling spec, percent of a machine ([N] gives none).")
+def workload_nasiri(layout, compute, output, profiling_out, preset, met):
+    """An [N] micro-benchmark topology (linear, diamond, star) and optionally its profiling spec."""
+    topo = nasiri_workloads.topology(layout, compute)
+    write_document(topology_to_dict(topo), output)
+    err_console.print(f"wrote {output}: {topo.n_tasks} tasks, {len(topo.operators)} operators")
+    if profiling_out:
+        write_document(profiling_to_dict(nasiri_workloads.profiling(layout, compute, preset=preset, met=met)), profiling_out)
+        err_console.print(f"wrote {profiling_out}: profiling of {len(topo.operators)} operators on 3 machine types")
+
+
 @workload.command("cluster")
-@click.option("--preset", type=click.Choice(list(microbench.CLUSTER_PRESETS) + list(lf_workloads.CLUSTER_PRESETS)), required=True)
+@click.option("--preset", type=click.Choice(list(microbench.CLUSTER_PRESETS) + list(lf_workloads.CLUSTER_PRESETS)
+                                            + list(nasiri_workloads.CLUSTER_PRESETS)), required=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), required=True, help="YAML or JSON file to write.")
 def workload_cluster(preset, output):
-    """A cluster preset (homogeneous 10 x 4; heterogeneous {6: 3, 4: 3, 2: 4}; lf-low 8 x 1 slot; lf-high 8 x 10 slots)."""
-    cluster = lf_workloads.cluster(preset) if preset in lf_workloads.CLUSTER_PRESETS else microbench.cluster(preset)
+    """A cluster preset (homogeneous 10 x 4; heterogeneous {6: 3, 4: 3, 2: 4}; lf-low 8 x 1 slot; lf-high 8 x 10 slots;
+    nasiri-small/medium/large: [N] Table 4, 2/2/2, 10/10/10, 20/70/90 machines of types 1/2/3)."""
+    if preset in nasiri_workloads.CLUSTER_PRESETS:  # [N] Table 4: machine types 1/2/3, capacity 100 = MAC
+        cluster = nasiri_workloads.cluster(preset)
+    else:
+        cluster = lf_workloads.cluster(preset) if preset in lf_workloads.CLUSTER_PRESETS else microbench.cluster(preset)
     write_document(cluster_to_dict(cluster), output)
     err_console.print(f"wrote {output}: {cluster.n_nodes} nodes, capacity {cluster.capacities.sum():g}")
 
