@@ -70,15 +70,24 @@ def write_document(data: Any, path: str | os.PathLike) -> None:
     atomic_write_text(p, text)
 
 
-def atomic_write_text(path: Path, text: str) -> None:
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write to a temporary name then rename, so an interrupted run never leaves half a file.
+    World-readable (0644): results and reports are meant to be shared."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            os.fchmod(fh.fileno(), 0o644)
+            fh.write(data)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
 
 
 # ---------------------------------------------------------------------- field checking
@@ -289,7 +298,7 @@ def load_placement(path: str | os.PathLike, topo: Topology, cluster: Cluster) ->
 
 
 __all__ = [
-    "SpecError", "read_document", "write_document", "atomic_write_text", "topology_from_dict",
+    "SpecError", "read_document", "write_document", "atomic_write_bytes", "atomic_write_text", "topology_from_dict",
     "topology_to_dict", "load_topology", "cluster_from_dict", "cluster_to_dict", "load_cluster",
     "placement_from_dict", "load_placement", "PlacementError",
 ]

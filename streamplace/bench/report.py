@@ -1,0 +1,711 @@
+"""Tables, PNG plots and a self-contained HTML page from result records (DESIGN 1, 2, 7).
+
+Input: flat records as made by :func:`streamplace.evaluate.records.result_record` plus context
+keys (``workload``, ``cluster``, ``layout``, ``n_tasks``, ``seed`` ...). Values may be ``None``
+(an infeasible result has no metrics); ``valid`` is False when a placement exceeds node capacity.
+
+* :func:`add_gaps` adds the gap to the optimum per instance. [I] Sec. 5 and [T3] Sec. 5 measure
+  heuristics against the exact optimum of the min inter-node cost problem ([I] Eq. 1-5):
+  ``gap_pct = 100 x (cost / optimum - 1)``. The optimum of an instance is the cost of a record with
+  status ``optimal`` (the ``optimal`` scheduler, or I-Scheduler when its optimiser solved the
+  whole problem); failing that, when the best valid cost meets the best proven lower bound, that
+  cost; otherwise the best lower bound stands in (``reference_proven`` False: the gap is then an
+  upper bound on the true gap). Relative gaps to an optimum of 0 are undefined (``None``) unless
+  the cost is 0 too; ``gap`` keeps the absolute difference.
+* Plots (:func:`plot_metric_by_scheduler`, :func:`plot_gap_to_optimum`, :func:`plot_time`,
+  :func:`plot_lines`) return Matplotlib figures built without pyplot on the Agg canvas: title,
+  axis labels with units, one legend per figure, a colour-blind-safe palette (Okabe-Ito for the
+  known schedulers, Paul Tol's "muted" for anything else) with fixed colours and order per
+  scheduler. Several records in one cell (seeds) are averaged and drawn with a min-max range;
+  hatched bars / hollow markers are placements that exceed capacity; an ``x`` at the foot of the
+  axis marks a scheduler that produced no value (infeasible).
+* :func:`summary_table` / :func:`pivot_table` build a :class:`ReportTable` that renders to a Rich
+  table (terminal) or HTML; :func:`html_report` writes one HTML file with the figures embedded as
+  base64 PNG and no external resource, so it opens offline. Every file is written to a temporary
+  name and renamed (DESIGN 10).
+* :func:`write_report` is the standard page of the main job: traffic, gap, solve time,
+  throughput and latency figures (lines against the task count when a family has several sizes,
+  bars otherwise), a pivot table and every result, as PNGs plus ``report.html``.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import itertools
+import math
+import numbers
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+from matplotlib import rc_context
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import StrMethodFormatter
+from matplotlib.transforms import blended_transform_factory
+from rich import box
+from rich.markup import escape as rich_escape
+from rich.table import Table
+
+from .. import __version__
+from ..model.specs import atomic_write_bytes
+
+# ---------------------------------------------------------------------------- metrics and labels
+
+
+@dataclass(frozen=True)
+class Metric:
+    """How a record key is named: ``short`` in table headers, ``long (unit)`` on plot axes."""
+
+    short: str
+    long: str
+    unit: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"{self.long} ({self.unit})" if self.unit else self.long
+
+
+METRICS: dict[str, Metric] = {
+    "workload": Metric("workload", "workload"),
+    "layout": Metric("layout", "layout"),
+    "cluster": Metric("cluster", "cluster"),
+    "scheduler": Metric("scheduler", "scheduler"),
+    "status": Metric("status", "status"),
+    "seed": Metric("seed", "seed"),
+    "n_tasks": Metric("tasks", "tasks", "count"),
+    "inter_node_cost": Metric("inter-node", "inter-node traffic", "tuples/s"),
+    "inter_worker_cost": Metric("inter-worker", "inter-worker traffic within nodes", "tuples/s"),
+    "intra_worker_traffic": Metric("intra-worker", "intra-worker traffic", "tuples/s"),
+    "total_traffic": Metric("total traffic", "total traffic", "tuples/s"),
+    "lower_bound": Metric("bound", "lower bound on inter-node traffic", "tuples/s"),
+    "reference": Metric("optimum", "optimum inter-node traffic", "tuples/s"),
+    "gap": Metric("gap", "gap to optimum", "tuples/s"),
+    "gap_pct": Metric("gap", "gap to optimum", "%"),
+    "seconds": Metric("solve time", "solve time", "s"),
+    "nodes_used": Metric("nodes", "nodes used", "count"),
+    "max_utilisation": Metric("max util", "max node utilisation", "load / capacity"),
+    "imbalance": Metric("imbalance", "load imbalance", "max / mean"),
+    "overloaded_nodes": Metric("overloaded", "overloaded nodes"),
+    "network_distance": Metric("net distance", "network distance", "0 worker .. 3 rack"),
+    "cohesion": Metric("cohesion", "cohesion", "sum of closeness"),
+    "coupling": Metric("coupling", "coupling", "sum of closeness"),
+    "throughput": Metric("throughput", "throughput", "tuples/s"),
+    "bottleneck": Metric("bottleneck", "bottleneck"),
+    "latency_ms": Metric("latency", "end-to-end latency", "ms"),
+    "valid": Metric("valid", "within capacity"),
+}
+
+
+def metric(key: str) -> Metric:
+    """The naming of ``key`` (unknown keys get their own name and no unit)."""
+    return METRICS.get(key) or Metric(key, key.replace("_", " "))
+
+
+def format_value(value) -> str:
+    """A table cell: integers as such, 4 significant digits, thousands separators from 10^4."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, numbers.Integral):
+        return f"{value:,}"
+    if isinstance(value, numbers.Real):
+        value = float(value)
+        if not math.isfinite(value):
+            return str(value)
+        if abs(value) >= 1e4:
+            return f"{value:,.0f}"
+        return f"{value:.0f}" if value.is_integer() else f"{value:.4g}"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(map(str, value)) or "-"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={format_value(v)}" for k, v in value.items()) or "-"
+    return str(value)
+
+
+def _number(value) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+# ---------------------------------------------------------------------------- order and colours
+
+SCHEDULER_ORDER = ("even", "online", "rstorm", "metis", "t3", "ischeduler", "throughput", "lf", "optimal")
+# Okabe & Ito (2008) colour-blind-safe palette, one colour per known scheduler (optimal: black).
+_FIXED_COLOURS = dict(zip(SCHEDULER_ORDER, ("#999999", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2",
+                                            "#D55E00", "#CC79A7", "#000000")))
+# Paul Tol's "muted" scheme for other schedulers and non-scheduler series, in sorted order.
+_EXTRA_COLOURS = ("#332288", "#88CCEE", "#44AA99", "#117733", "#999933", "#DDCC77", "#CC6677", "#882255", "#AA4499")
+_MARKERS = ("o", "s", "^", "D", "v", "P", "h", "*", "p", "<", ">")  # "X" is reserved for "no result"
+
+
+def _sort_key(value):
+    return (0, value, "") if isinstance(value, numbers.Real) and not isinstance(value, bool) else (1, 0, str(value))
+
+
+def ordered(values: Iterable) -> list:
+    """Distinct ``values`` in display order: known schedulers first in :data:`SCHEDULER_ORDER`,
+    then the rest sorted (numbers before strings)."""
+    distinct = set(values)
+    known = [s for s in SCHEDULER_ORDER if s in distinct]
+    return known + sorted(distinct.difference(known), key=_sort_key)
+
+
+def colours(values: Iterable) -> dict:
+    """A fixed colour per known scheduler; other values take the extra palette in order."""
+    extra = itertools.cycle(_EXTRA_COLOURS)
+    return {v: _FIXED_COLOURS[v] if v in _FIXED_COLOURS else next(extra) for v in ordered(values)}
+
+
+def markers(values: Iterable) -> dict:
+    """A fixed line marker per known scheduler; other values take the next ones in order."""
+    unknown = itertools.count(len(SCHEDULER_ORDER))
+    return {v: _MARKERS[(SCHEDULER_ORDER.index(v) if v in SCHEDULER_ORDER else next(unknown)) % len(_MARKERS)]
+            for v in ordered(values)}
+
+
+# ---------------------------------------------------------------------------- gap to optimum
+
+INSTANCE_KEYS = ("workload", "cluster")
+_REL_TOL = 1e-9
+
+
+def add_gaps(records: Sequence[dict], *, keys: Sequence[str] = INSTANCE_KEYS, cost: str = "inter_node_cost") -> list[dict]:
+    """Copies of ``records`` with ``reference``, ``reference_proven``, ``gap`` and ``gap_pct``
+    (the module docstring defines them); instances are the distinct values of ``keys``."""
+    by_instance: dict[tuple, list[dict]] = {}
+    for rec in records:
+        by_instance.setdefault(tuple(rec.get(k) for k in keys), []).append(rec)
+    reference = {inst: _reference(recs, cost) for inst, recs in by_instance.items()}
+    out = []
+    for rec in records:
+        ref, proven = reference[tuple(rec.get(k) for k in keys)]
+        value = _number(rec.get(cost))
+        gap = value - ref if value is not None and ref is not None else None
+        if gap is None or (ref == 0 and gap != 0):
+            pct = None
+        else:
+            pct = 0.0 if ref == 0 else 100.0 * gap / ref
+        out.append({**rec, "reference": ref, "reference_proven": proven, "gap": gap, "gap_pct": pct})
+    return out
+
+
+def _reference(records: list[dict], cost: str) -> tuple[float | None, bool | None]:
+    optimal = [c for r in records if r.get("status") == "optimal" and (c := _number(r.get(cost))) is not None]
+    if optimal:
+        return min(optimal), True
+    bounds = [b for r in records if (b := _number(r.get("lower_bound"))) is not None]
+    if not bounds:
+        return None, None
+    bound = max(bounds)
+    valid = [c for r in records if r.get("valid", True) and (c := _number(r.get(cost))) is not None]
+    if valid and min(valid) <= bound + _REL_TOL * max(1.0, abs(bound)):
+        return min(valid), True
+    return bound, False
+
+
+# ---------------------------------------------------------------------------- plots
+
+STYLE = {
+    "font.size": 10, "axes.titlesize": 11, "axes.labelsize": 10, "figure.titlesize": 13,
+    "figure.titleweight": "bold", "xtick.labelsize": 9, "ytick.labelsize": 9, "legend.fontsize": 9,
+    "axes.spines.top": False, "axes.spines.right": False, "axes.grid": True, "axes.grid.axis": "y",
+    "grid.color": "#d9d9d9", "grid.linewidth": 0.6, "axes.axisbelow": True,
+}
+DPI = 110
+_MAX_WIDTH = 13.0   # inches: 1430 px at DPI, the width of a report page
+_PANEL_HEIGHT = 3.4
+_INVALID_HATCH = "////"
+
+
+@dataclass
+class _Cell:
+    """The records behind one bar or point."""
+
+    values: list[float]
+    invalid: bool
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(self.values)) if self.values else math.nan
+
+    @property
+    def spread(self) -> tuple[float, float]:
+        return (min(self.values), max(self.values)) if self.values else (math.nan, math.nan)
+
+
+def _cells(records: Sequence[dict], keys: tuple[str, ...], value_key: str) -> dict[tuple, _Cell]:
+    cells: dict[tuple, _Cell] = {}
+    for rec in records:
+        cell = cells.setdefault(tuple(rec.get(k) for k in keys), _Cell([], False))
+        value = _number(rec.get(value_key))
+        if value is not None:
+            cell.values.append(value)
+            cell.invalid |= rec.get("valid") is False and rec.get("status") != "infeasible"
+    return cells
+
+
+Facet = str | tuple[str, ...] | None
+
+
+def _key_of(rec: dict, key: Facet):
+    """``rec``'s value of ``key``; a tuple of its values for a tuple of keys."""
+    if isinstance(key, tuple):
+        return tuple(rec.get(k) for k in key)
+    return rec.get(key) if key else None
+
+
+def _distinct(records: Sequence[dict], key: Facet) -> list:
+    """Values of ``key`` in order of first appearance ([None] without a key)."""
+    return list(dict.fromkeys(_key_of(rec, key) for rec in records))
+
+
+def _check(records: Sequence[dict], *keys: Facet) -> list[dict]:
+    records = list(records)
+    if not records:
+        raise ValueError("no records to plot")
+    for key in (k for key in keys for k in (key if isinstance(key, tuple) else (key,))):
+        if key and not any(key in rec for rec in records):
+            raise ValueError(f"no record has the key {key!r} (keys: {', '.join(sorted(records[0]))})")
+    return records
+
+
+def _figure(n_panels: int, panel_width: float, title: str, extra_height: float = 0.0):
+    """A constrained-layout Agg figure with ``n_panels`` axes, side by side while they fit."""
+    ncols = max(1, min(n_panels, int(_MAX_WIDTH // panel_width)))
+    nrows = math.ceil(n_panels / ncols)
+    width = min(_MAX_WIDTH, max(6.5, ncols * panel_width))
+    with rc_context(STYLE):
+        fig = Figure(figsize=(width, 1.1 + nrows * (_PANEL_HEIGHT + extra_height)), layout="constrained")
+        FigureCanvasAgg(fig)
+        axes = list(fig.subplots(nrows, ncols, squeeze=False).ravel())
+        fig.suptitle(title)
+    for ax in axes[n_panels:]:
+        ax.remove()
+    return fig, axes[:n_panels]
+
+
+def _scale(ax, log: bool) -> None:
+    """Log scale, or plain numbers with thousands separators instead of a "1e6" offset."""
+    if log:
+        ax.set_yscale("log")
+    elif max(abs(v) for v in ax.get_ylim()) >= 1e4:
+        ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
+
+
+def _panel_title(facet: Facet, value) -> str:
+    if isinstance(facet, tuple):
+        return ", ".join(f"{metric(k).short}: {v}" for k, v in zip(facet, value))
+    return f"{metric(facet).short}: {value}" if facet else ""
+
+
+def _legend(fig: Figure, handles: list) -> None:
+    """One legend under the panels, with as many columns as fit the figure's width."""
+    entry = 0.55 + 0.07 * max(len(h.get_label()) for h in handles)   # inches: key + label at 9 pt
+    ncols = max(1, min(len(handles), 6, int(fig.get_figwidth() // entry)))
+    with rc_context(STYLE):
+        fig.legend(handles=handles, loc="outside lower center", ncols=ncols, frameon=False)
+
+
+def _marker_handles(invalid: bool, missing: bool, *, bars: bool) -> list:
+    handles = []
+    if invalid:
+        handles.append(Patch(facecolor="white", edgecolor="black", hatch=_INVALID_HATCH, label="exceeds capacity")
+                       if bars else Line2D([], [], color="black", marker="o", markerfacecolor="white",
+                                           linestyle="none", label="exceeds capacity"))
+    if missing:
+        handles.append(Line2D([], [], marker="X", markerfacecolor="white", markeredgecolor="black", linestyle="none",
+                              label="no result (infeasible)"))
+    return handles
+
+
+def _mark_missing(ax, xs, colour: str) -> None:
+    """A filled X at the foot of the axis for each x without a value."""
+    ax.plot(xs, np.full(len(xs), 0.03), marker="X", markersize=7, markerfacecolor=colour, markeredgecolor="black",
+            markeredgewidth=0.6, linestyle="none", transform=blended_transform_factory(ax.transData, ax.transAxes),
+            clip_on=False)
+
+
+def plot_metric_by_scheduler(records: Sequence[dict], key: str, *, title: str | None = None, ylabel: str | None = None,
+                             group_by: str = "workload", facet: Facet = "cluster", hue: str = "scheduler",
+                             log: bool = False, legend_extra: Sequence = ()) -> Figure:
+    """Grouped bars of ``key``: one group per ``group_by`` value, one bar per ``hue`` value
+    (scheduler), one panel per ``facet`` value; ``legend_extra`` adds legend entries."""
+    records = _check(records, key, group_by, facet, hue)
+    hues = ordered(rec.get(hue) for rec in records)
+    palette = colours(hues)
+    panels = _distinct(records, facet)
+    n_groups = max(len(_distinct([r for r in records if _key_of(r, facet) == p], group_by)) for p in panels)
+    panel_width = 0.9 + n_groups * (0.15 * len(hues) + 0.3)
+    rotate = n_groups * max(len(str(g)) for g in _distinct(records, group_by)) * 0.075 > 0.8 * min(_MAX_WIDTH, panel_width)
+    fig, axes = _figure(len(panels), panel_width, title or f"{metric(key).long} by {hue}", extra_height=0.5 if rotate else 0.0)
+    width = 0.8 / len(hues)
+    any_invalid = any_missing = False
+    for ax, panel in zip(axes, panels):
+        rows = [r for r in records if _key_of(r, facet) == panel]
+        groups = _distinct(rows, group_by)
+        cells = _cells(rows, (group_by, hue), key)
+        missing_x = []
+        for j, h in enumerate(hues):
+            present = [(i, cells[(g, h)]) for i, g in enumerate(groups) if (g, h) in cells]
+            x = np.array([i for i, _ in present], dtype=float) + (j - (len(hues) - 1) / 2) * width
+            stats = [c for _, c in present]
+            heights = np.array([c.mean for c in stats])
+            bars = ax.bar(x, heights, width, color=palette[h], edgecolor="black", linewidth=0.4, label=str(h))
+            for patch, cell in zip(bars, stats):
+                if cell.invalid:
+                    patch.set_hatch(_INVALID_HATCH)
+                    any_invalid = True
+            spread = [(xi, c) for xi, c in zip(x, stats) if len(c.values) > 1]
+            if spread:
+                xs, cs = zip(*spread)
+                lo, hi = np.array([c.spread for c in cs]).T
+                mean = np.array([c.mean for c in cs])
+                ax.errorbar(xs, mean, yerr=[mean - lo, hi - mean], fmt="none", ecolor="black", elinewidth=0.8, capsize=2)
+            missing_x += [(xi, h) for xi, c in zip(x, stats) if not c.values]
+            for xi, height in zip(x, heights if not log else ()):
+                if height == 0:  # a zero bar is invisible: say so
+                    ax.annotate("0", (xi, 0), xytext=(0, 2), textcoords="offset points", ha="center", va="bottom",
+                                fontsize=7, color="#444444")
+        _scale(ax, log)
+        for xi, h in missing_x:
+            _mark_missing(ax, [xi], palette[h])
+        any_missing |= bool(missing_x)
+        if not log and key in ("gap_pct", "gap"):
+            ax.axhline(0, color="black", linewidth=0.8)
+        ax.set_xticks(range(len(groups)), [str(g) for g in groups], rotation=30 if rotate else 0,
+                      ha="right" if rotate else "center")
+        ax.set_xlim(-0.6, len(groups) - 0.4)
+        ax.set_xlabel(metric(group_by).label)
+        ax.set_ylabel(ylabel or metric(key).label)
+        ax.set_title(_panel_title(facet, panel))
+    handles = [Patch(facecolor=palette[h], edgecolor="black", linewidth=0.4, label=str(h)) for h in hues]
+    _legend(fig, handles + _marker_handles(any_invalid, any_missing, bars=True) + list(legend_extra))
+    return fig
+
+
+def plot_gap_to_optimum(records: Sequence[dict], *, title: str | None = None, keys: Sequence[str] = INSTANCE_KEYS,
+                        group_by: str = "workload", facet: Facet = "cluster") -> Figure:
+    """Bars of the inter-node cost's gap to the optimum (%) per scheduler and instance; instances
+    without a proven optimum are measured against the best lower bound and starred."""
+    gapped = [r for r in add_gaps(_check(records, "inter_node_cost"), keys=keys) if r["reference"] is not None]
+    if not gapped:
+        raise ValueError("no instance has an optimum or a lower bound: run the optimal scheduler too")
+    starred = [r if r["reference_proven"] else {**r, group_by: f"{r.get(group_by)}*"} for r in gapped]
+    extra = [Patch(facecolor="none", edgecolor="none", label="* vs lower bound (optimum not proven)")
+             ] if any(not r["reference_proven"] for r in gapped) else []
+    return plot_metric_by_scheduler(starred, "gap_pct", title=title or "gap to the optimum inter-node traffic",
+                                    group_by=group_by, facet=facet, legend_extra=extra)
+
+
+def plot_time(records: Sequence[dict], *, title: str | None = None, group_by: str = "workload",
+              facet: Facet = "cluster") -> Figure:
+    """Bars of the solve time per scheduler, log scale."""
+    return plot_metric_by_scheduler(records, "seconds", title=title or "solve time by scheduler", group_by=group_by,
+                                    facet=facet, log=True)
+
+
+def plot_lines(records: Sequence[dict], x: str, y: str, *, hue: str = "scheduler", facet: Facet = None,
+               title: str | None = None, xlabel: str | None = None, ylabel: str | None = None, log: bool = False) -> Figure:
+    """One line of ``y`` against ``x`` per ``hue`` value, one panel per ``facet`` value (e.g. cost
+    against task count per scheduler). Numeric ``x`` is a numeric axis, anything else categorical."""
+    records = _check(records, x, y, hue, facet)
+    hues = ordered(rec.get(hue) for rec in records)
+    palette, marker = colours(hues), markers(hues)
+    numeric_x = all(_number(rec.get(x)) is not None for rec in records)
+    categories = ordered(rec.get(x) for rec in records) if numeric_x else _distinct(records, x)
+    panels = _distinct(records, facet)
+    fig, axes = _figure(len(panels), 5.0, title or f"{metric(y).long} against {metric(x).long}")
+    any_invalid = any_missing = False
+    for ax, panel in zip(axes, panels):
+        cells = _cells([r for r in records if _key_of(r, facet) == panel], (hue, x), y)
+        for h in hues:
+            pts = [(xv, cells[(h, xv)]) for xv in categories if (h, xv) in cells]
+            if not pts:
+                continue
+            xs = np.array([xv if numeric_x else categories.index(xv) for xv, _ in pts], dtype=float)
+            mean = np.array([c.mean for _, c in pts])
+            style = dict(color=palette[h], marker=marker[h], markeredgecolor="black", markeredgewidth=0.4)
+            ax.plot(xs, mean, linewidth=1.5, markersize=5, label=str(h), **style)
+            invalid = np.array([c.invalid for _, c in pts])
+            if invalid.any():
+                ax.plot(xs[invalid], mean[invalid], linestyle="none", markersize=8, **{**style, "markerfacecolor": "white"})
+                any_invalid = True
+            if any(len(c.values) > 1 for _, c in pts):
+                lo, hi = np.array([c.spread for _, c in pts]).T
+                ax.fill_between(xs, lo, hi, color=palette[h], alpha=0.15, linewidth=0)
+            empty = xs[np.isnan(mean)]
+            if empty.size:
+                _mark_missing(ax, empty, palette[h])
+                any_missing = True
+        _scale(ax, log)
+        if not numeric_x:
+            ax.set_xticks(range(len(categories)), [str(c) for c in categories])
+        elif len(categories) <= 12:  # few sizes: tick exactly those
+            ax.set_xticks(categories, [format_value(c) for c in categories])
+        ax.grid(True, axis="x")
+        ax.set_xlabel(xlabel or metric(x).label)
+        ax.set_ylabel(ylabel or metric(y).label)
+        ax.set_title(_panel_title(facet, panel))
+    handles = [Line2D([], [], color=palette[h], marker=marker[h], markeredgecolor="black", markeredgewidth=0.4,
+                      label=str(h)) for h in hues]
+    _legend(fig, handles + _marker_handles(any_invalid, any_missing, bars=False))
+    return fig
+
+
+def png_bytes(fig: Figure, *, dpi: int = DPI) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    return buf.getvalue()
+
+
+def write_png(fig: Figure, path: str | Path, *, dpi: int = DPI) -> bytes:
+    """Write ``fig`` as a PNG (atomically); returns the bytes, e.g. to embed them in a page."""
+    data = png_bytes(fig, dpi=dpi)
+    atomic_write_bytes(Path(path), data)
+    return data
+
+
+# ---------------------------------------------------------------------------- tables
+
+SUMMARY_COLUMNS = ("workload", "cluster", "scheduler", "status", "inter_node_cost", "gap_pct", "lower_bound",
+                   "inter_worker_cost", "nodes_used", "max_utilisation", "throughput", "latency_ms", "seconds")
+
+
+@dataclass(frozen=True)
+class ReportTable:
+    """Formatted cells plus what renders them: ``rich()`` for the terminal, ``html()`` for pages.
+    ``marks`` flags rows ("infeasible" or "invalid") for styling."""
+
+    title: str
+    headers: tuple[Metric, ...]
+    rows: tuple[tuple[str, ...], ...]
+    numeric: tuple[bool, ...]
+    marks: tuple[str, ...] = ()
+    note: str = ""
+
+    def _marked_rows(self):
+        return zip(self.rows, self.marks or ("",) * len(self.rows))
+
+    def rich(self) -> Table:
+        table = Table(title=self.title or None, caption=self.note or None, box=box.SIMPLE_HEAD)
+        for head, num in zip(self.headers, self.numeric):
+            unit = f"\n[dim]{rich_escape(head.unit)}[/dim]" if head.unit else ""
+            table.add_column(rich_escape(head.short) + unit, justify="right" if num else "left")
+        for row, mark in self._marked_rows():
+            table.add_row(*map(rich_escape, row), style=_RICH_MARKS.get(mark))
+        return table
+
+    def html(self) -> str:
+        esc = html.escape
+        cls = [' class="num"' if num else "" for num in self.numeric]
+        head = "".join(f"<th{c}>{esc(h.short)}" + (f' <br><span class="unit">{esc(h.unit)}</span>' if h.unit else "") + "</th>"
+                       for h, c in zip(self.headers, cls))
+        body = "\n".join(
+            (f'<tr class="{esc(mark)}">' if mark else "<tr>") + "".join(f"<td{c}>{esc(v)}</td>" for v, c in zip(row, cls))
+            + "</tr>" for row, mark in self._marked_rows())
+        caption = f"<caption>{esc(self.title)}</caption>" if self.title else ""
+        note = f'<p class="note">{esc(self.note)}</p>' if self.note else ""
+        return f'<div class="table-wrap"><table>{caption}<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody></table></div>{note}'
+
+
+_RICH_MARKS = {"infeasible": "dim", "invalid": "yellow"}
+_MARKS_NOTE = {"invalid": "highlighted rows exceed node capacity", "infeasible": "dimmed rows have no placement (infeasible)"}
+
+
+def _mark(rec: dict) -> str:
+    if rec.get("status") == "infeasible":
+        return "infeasible"
+    return "invalid" if rec.get("valid") is False else ""
+
+
+def _is_numeric_column(values: list) -> bool:
+    present = [v for v in values if v is not None]
+    return bool(present) and all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in present)
+
+
+def _cell(rec: dict, key: str) -> str:
+    text = format_value(rec.get(key))
+    if key in ("gap", "gap_pct") and rec.get(key) is not None and rec.get("reference_proven") is False:
+        return "≤ " + text
+    return text
+
+
+def summary_table(records: Sequence[dict], columns: Sequence[str] = SUMMARY_COLUMNS, *, title: str = "") -> ReportTable:
+    """One row per record with ``columns`` (those no record has are left out). A gap measured
+    against a lower bound (no proven optimum) reads ``≤ x``: the true gap is at most x."""
+    keys = [k for k in columns if any(k in rec for rec in records)]
+    marks = tuple(_mark(rec) for rec in records)
+    notes = [text for mark, text in _MARKS_NOTE.items() if mark in marks]
+    if any(rec.get("reference_proven") is False for rec in records) and ("gap" in keys or "gap_pct" in keys):
+        notes.append("≤ gap: no proven optimum, measured against the best lower bound")
+    return ReportTable(title=title, headers=tuple(metric(k) for k in keys),
+                       rows=tuple(tuple(_cell(rec, k) for k in keys) for rec in records),
+                       numeric=tuple(_is_numeric_column([rec.get(k) for rec in records]) for k in keys),
+                       marks=marks, note="; ".join(notes))
+
+
+def pivot_table(records: Sequence[dict], key: str, *, rows: Sequence[str] = INSTANCE_KEYS, columns: str = "scheduler",
+                title: str | None = None) -> ReportTable:
+    """``key`` with one row per distinct ``rows`` value and one column per ``columns`` value
+    (schedulers in display order); several records in a cell are averaged. A ``*`` marks
+    placements that exceed node capacity."""
+    records = _check(records, key, columns, *rows)
+    col_values = ordered(rec.get(columns) for rec in records)
+    cells = _cells(records, (*rows, columns), key)
+    row_values = list(dict.fromkeys(tuple(rec.get(k) for k in rows) for rec in records))
+    body = []
+    for rv in row_values:
+        cell_text = []
+        for cv in col_values:
+            cell = cells.get((*rv, cv))
+            cell_text.append("-" if cell is None or not cell.values else format_value(cell.mean) + ("*" if cell.invalid else ""))
+        body.append((*map(format_value, rv), *cell_text))
+    any_invalid = any(c.invalid for c in cells.values())
+    m = metric(key)
+    return ReportTable(title=title if title is not None else m.label,
+                       headers=(*map(metric, rows), *(Metric(str(cv), str(cv)) for cv in col_values)),
+                       rows=tuple(body), numeric=(False,) * len(rows) + (True,) * len(col_values),
+                       note="* placement exceeds node capacity" if any_invalid else "")
+
+
+# ---------------------------------------------------------------------------- HTML
+
+
+@dataclass(frozen=True)
+class Section:
+    """One part of the page: figures (Matplotlib figures or PNG bytes) then tables."""
+
+    heading: str
+    text: str = ""
+    how_to_read: str = ""
+    figures: Sequence[Figure | bytes] = ()
+    tables: Sequence[ReportTable] = ()
+
+
+_CSS = """
+:root { color-scheme: light; }
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Arial, sans-serif;
+       margin: 0 auto; padding: 24px 32px 48px; max-width: 1440px; color: #1a1a1a; background: #fff; line-height: 1.45; }
+h1 { font-size: 26px; margin: 0 0 4px; }
+h2 { font-size: 20px; margin: 36px 0 8px; padding-top: 12px; border-top: 1px solid #ddd; }
+.meta { color: #555; font-size: 13px; margin: 0 0 12px; }
+nav ol { margin: 4px 0 0; padding-left: 22px; font-size: 14px; }
+nav a { color: #0b5cad; }
+p { max-width: 80ch; }
+.how { background: #f3f7fb; border-left: 4px solid #0072b2; padding: 8px 12px; margin: 10px 0 14px; max-width: 80ch; font-size: 14px; }
+figure { margin: 14px 0 20px; }
+figure img { display: block; max-width: 100%; height: auto; border: 1px solid #e5e5e5; }
+.table-wrap { overflow-x: auto; margin: 10px 0 4px; }
+table { border-collapse: collapse; font-size: 13px; font-variant-numeric: tabular-nums; }
+caption { text-align: left; font-weight: 600; font-size: 14px; padding: 4px 0 6px; }
+th, td { padding: 4px 10px; border-bottom: 1px solid #e3e3e3; text-align: left; white-space: nowrap; vertical-align: bottom; }
+th { background: #f2f2f2; position: sticky; top: 0; font-weight: 600; }
+th.num, td.num { text-align: right; }
+.unit { font-weight: 400; color: #666; font-size: 11px; }
+tbody tr:nth-child(even) { background: #fafafa; }
+tr.infeasible td { color: #8a8a8a; font-style: italic; }
+tr.invalid td { background: #fff3e0; }
+.note { font-size: 12px; color: #555; margin: 2px 0 14px; }
+"""
+
+
+def _paragraphs(text: str) -> str:
+    return "".join(f"<p>{html.escape(p.strip())}</p>\n" for p in text.split("\n\n") if p.strip())
+
+
+def _figure_html(fig: Figure | bytes, fallback_alt: str) -> str:
+    data = fig if isinstance(fig, bytes) else png_bytes(fig)
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("a section figure must be a Matplotlib figure or PNG bytes")
+    alt = fig.get_suptitle() if isinstance(fig, Figure) and fig.get_suptitle() else fallback_alt
+    src = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+    return f'<figure><img src="{src}" alt="{html.escape(alt)}"></figure>\n'
+
+
+def html_report(title: str, sections: Sequence[Section], *, out_path: str | Path | None = None, intro: str = "",
+                generated: datetime | None = None) -> str:
+    """The page as a string; also written to ``out_path`` (atomically) when given. No external
+    resources: CSS inline, figures as data URIs, no scripts."""
+    esc = html.escape
+    when = (generated or datetime.now(timezone.utc)).astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    toc = "".join(f'<li><a href="#section-{i}">{esc(s.heading)}</a></li>' for i, s in enumerate(sections, 1))
+    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+             '<meta name="viewport" content="width=device-width, initial-scale=1">',
+             f"<title>{esc(title)}</title><style>{_CSS}</style></head><body>",
+             f"<header><h1>{esc(title)}</h1><p class=\"meta\">Generated {esc(when)} by streamplace {esc(__version__)}</p>",
+             _paragraphs(intro), f"<nav><ol>{toc}</ol></nav></header>" if len(sections) > 1 else "</header>"]
+    for i, sec in enumerate(sections, 1):
+        parts.append(f'<section id="section-{i}"><h2>{esc(sec.heading)}</h2>')
+        parts.append(_paragraphs(sec.text))
+        if sec.how_to_read:
+            parts.append(f'<div class="how"><strong>How to read:</strong> {esc(sec.how_to_read)}</div>')
+        parts += [_figure_html(fig, sec.heading) for fig in sec.figures]
+        parts += [table.html() for table in sec.tables]
+        parts.append("</section>")
+    parts.append("</body></html>\n")
+    page = "\n".join(parts)
+    if out_path is not None:
+        atomic_write_bytes(Path(out_path), page.encode("utf-8"))
+    return page
+
+
+# ---------------------------------------------------------------------------- the standard report
+
+_STANDARD = (  # (record key, heading, how to read)
+    ("inter_node_cost", "Inter-node traffic",
+     "Traffic between tasks on different nodes, the objective of [I] Eq. 1-5 and [T3] Eq. 1: lower is better."),
+    ("seconds", "Solve time", "Wall time of each scheduler, log scale: every gridline is ten times the previous one."),
+    ("throughput", "Predicted throughput",
+     "Tuples executed per second at the placement's bottleneck (CPU or NIC) under the analytic performance model: "
+     "higher is better."),
+    ("latency_ms", "Predicted latency", "End-to-end latency at 70 % of the sustainable load under the analytic model: "
+                                        "lower is better."),
+)
+_GAP_HOW = ("Inter-node traffic above the optimum of the same instance, in % of the optimum; 0 = optimal. A starred "
+            "workload has no proven optimum: its bars are measured against the best lower bound, so the true gap is "
+            "at most the bar.")
+_MARKS_HOW = (" Hatched bars or hollow markers are placements that exceed node capacity; a filled X at the foot of the "
+              "axis is a scheduler that returned no placement.")
+
+
+def _standard_figure(records: list[dict], key: str) -> Figure:
+    """Lines against the task count when an instance family has several sizes, else bars."""
+    if all(rec.get("n_tasks") is not None and rec.get("layout") is not None for rec in records) and \
+            len({rec["n_tasks"] for rec in records}) > 2:
+        return plot_lines(records, "n_tasks", key, facet=("layout", "cluster"), log=key == "seconds",
+                          title=f"{metric(key).long} against task count")
+    if key == "seconds":
+        return plot_time(records)
+    return plot_metric_by_scheduler(records, key, title=f"{metric(key).long} by scheduler")
+
+
+def write_report(records: Sequence[dict], out_dir: str | Path, *, title: str = "streamplace report",
+                 intro: str = "") -> Path:
+    """The standard report of ``records`` (each with ``workload`` and ``cluster``) in ``out_dir``:
+    one PNG per figure and ``report.html`` embedding them; returns the HTML path."""
+    records = add_gaps(_check(records, *INSTANCE_KEYS, "scheduler"))
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    sections = []
+    for key, heading, how in _STANDARD:
+        if not any(_number(rec.get(key)) is not None for rec in records):
+            continue
+        png = write_png(_standard_figure(records, key), out_dir / f"{key}.png")
+        tables = [pivot_table(records, key)] if key == "inter_node_cost" else []
+        sections.append(Section(heading, how_to_read=how + _MARKS_HOW, figures=[png], tables=tables))
+        if key == "inter_node_cost" and any(rec["reference"] is not None for rec in records):
+            png = write_png(plot_gap_to_optimum(records), out_dir / "gap_to_optimum.png")
+            sections.append(Section("Gap to the optimum", how_to_read=_GAP_HOW, figures=[png]))
+    sections.append(Section("All results", text=f"{len(records)} results.", tables=[summary_table(records)]))
+    path = out_dir / "report.html"
+    html_report(title, sections, out_path=path, intro=intro)
+    return path
