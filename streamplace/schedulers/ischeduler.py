@@ -1,0 +1,370 @@
+"""I-Scheduler: iterative K-way partitioning, task fusion, then an exact solve of the reduced graph.
+
+[I] Sec. 4 (Alg. 1, Eq. 6-9, the worked example of Sec. 4.5); DESIGN 5 ``ischeduler``.
+
+Parameters: ``theta`` (seconds the optimiser may use; 0 = heuristic only), ``phi`` (size of the
+reduced graph the optimiser solves within theta; ``None`` = the calibration table
+``ischeduler_phi.json`` measured by ``benchmarks/calibrate_phi.py`` with the project's own
+:func:`~.optimal.solve_min_inter_node`: the value of the largest measured theta <= ``theta``,
+0 if there is none) and ``tasks_per_worker`` (T of the second level).
+
+First level ([I] Alg. 1 lines 22-53). Nodes are grouped into capacity classes ``(c_i, q_i)``,
+largest capacity first; t = unfused tasks, f = fused groups. One class per iteration, while
+t > 0 and t + f > phi:
+
+* ``k_i = ceil(L / c_i)`` (Eq. 6), L = load of the unfused tasks (capacity is in load units, so
+  "parts of size c_i" means parts of load c_i);
+* ``k_i = 1``: the unfused tasks become one group and the loop stops;
+* ``k_i > phi`` with the optimiser on: the optimiser is switched off for good (phi = 0);
+* the subgraph induced by the unfused tasks is K-way partitioned (METIS,
+  :func:`~streamplace.partition.kway_partition`) into k_i parts of target load c_i (the last part
+  gets the remainder ``L - (k_i - 1) c_i``), each at most c_i;
+* ``alpha`` parts are fused (Eq. 9): ``min(beta, q_i)`` with the optimiser, ``min(k_i, q_i)``
+  without; t and f are updated.
+
+Final mapping: optimiser on -> the reduced graph (one vertex per group and per unfused task,
+``W' = P^T W P``, loads ``P^T L``) is placed by :func:`~.optimal.solve_min_inter_node` within
+what is left of theta, warm-started from the better of the direct mapping below and the solver
+module's greedy; if it returns nothing, that warm start is used (``details["optimiser"]
+["fallback"]``). Optimiser off -> direct mapping:
+the groups of iteration i go to distinct nodes of class i (first nodes of the class in cluster
+order). Second level: :func:`~.second_level.assign_workers`.
+
+Deliberate deviations and choices where the paper is silent:
+
+* Eq. 8 computes beta from ``t - phi``, ignoring the f groups already in the graph, although the
+  loop tests ``t + f > phi``; with ``t - phi`` the second iteration of the paper's own worked
+  example (t = 8, f = 1, phi = 8) would fuse nothing, while the text fuses one part. We need a
+  reduction of ``t + f - phi`` vertices; a fused part of s tasks removes s - 1 of them, so beta
+  is the smallest number of parts (in the fusion order below) whose ``s - 1`` add up to that --
+  Eq. 8 exactly when every fused part holds c_i unit-load tasks. Single-task parts are not
+  fused while the optimiser is on (they remove nothing).
+* Which parts are fused (the paper does not say): highest internal edge weight first, ties by
+  higher load, then lower part index.
+* Part targets: c_i for all parts but the remainder one (the paper: "parts of roughly size c_i");
+  equal targets L / k_i split operators (e.g. 22 tasks, c = 6: parts of 5-6) and were measured
+  worse on the micro-benchmarks.
+* METIS balance is approximate (on small graphs its k-way mode can leave parts empty and others
+  far over) and loads need not be uniform: a part heavier than c_i sheds its tasks with the least
+  weight to the part, which are refilled into parts with room by :func:`best_fit` (tasks fitting
+  no part stay unfused), so every fused group fits a node of its class.
+* Tasks still unfused after the last class (heuristic mode) and the unfused tasks of the warm
+  start go best-fit by traffic (:func:`best_fit`). A problem the fused groups make unpackable
+  raises :class:`Infeasible`.
+* Status: "optimal"/"feasible" (with the solver's lower bound) only when nothing was fused, so
+  the solved graph is the original one; otherwise "heuristic".
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..model import Placement, Problem
+from ..partition import kway_partition
+from .base import Infeasible, Outcome, Scheduler, register
+from .optimal import greedy_placement, inter_node_cost, solve_min_inter_node
+from .second_level import DEFAULT_TASKS_PER_WORKER, assign_workers
+
+PHI_TABLE = "ischeduler_phi.json"
+_TOL = 1e-9
+
+
+@lru_cache(maxsize=1)
+def phi_table() -> dict[float, int]:
+    """The calibrated ``{theta: phi}`` table shipped with the package."""
+    data = json.loads(resources.files(__package__).joinpath(PHI_TABLE).read_text(encoding="utf-8"))
+    return {float(theta): int(phi) for theta, phi in data["phi"].items()}
+
+
+def calibrated_phi(theta: float) -> int:
+    """phi of the largest calibrated theta <= ``theta`` (0 if ``theta`` is below every entry)."""
+    below = [(t, p) for t, p in phi_table().items() if t <= theta + _TOL]
+    return max(below)[1] if below else 0
+
+
+@dataclass(frozen=True)
+class CapacityClass:
+    capacity: float
+    nodes: np.ndarray  # node indices of this capacity, ascending
+
+
+def capacity_classes(capacities) -> list[CapacityClass]:
+    """Nodes grouped by capacity, largest first ([I] Alg. 1 line 12); zero-capacity nodes skipped."""
+    caps = np.asarray(capacities, dtype=float)
+    return [CapacityClass(float(c), np.flatnonzero(caps == c)) for c in np.unique(caps[caps > 0])[::-1]]
+
+
+@dataclass(frozen=True)
+class Fusion:
+    """Result of the fusion loop."""
+
+    group: np.ndarray  # fused-group id per task, -1 = unfused
+    group_class: np.ndarray  # capacity-class index per group
+    steps: list[dict]
+    optimiser: bool  # still on after the loop
+
+
+def _within_part_cumsum(parts: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Running sum of ``values`` restarted at every change of the (sorted) ``parts``."""
+    total = np.cumsum(values)
+    first = np.r_[True, parts[1:] != parts[:-1]]
+    start = np.maximum.accumulate(np.where(first, np.arange(parts.size), 0))
+    return total - (total - values)[start]
+
+
+def capped_parts(sub: sp.csr_matrix, loads: np.ndarray, k: int, capacity: float, seed: int) -> np.ndarray:
+    """K-way parts (ids 0..k-1) of target load ``capacity`` (the last: the remainder), each at most that.
+
+    A part over ``capacity`` sheds its tasks with the least weight to the part; they are refilled
+    into parts with room by :func:`best_fit` (METIS k-way keeps balance only approximately, and on
+    small graphs it can leave parts empty and others far over); tasks fitting no part get -1.
+    """
+    targets = np.full(k, capacity)
+    targets[-1] = float(loads.sum()) - (k - 1) * capacity
+    parts = kway_partition(sub, loads, k, targets=targets, imbalance=1.0, seed=seed)
+    coo = sub.tocoo()
+    same = parts[coo.row] == parts[coo.col]
+    inner = np.bincount(coo.row[same], weights=coo.data[same], minlength=parts.size)
+    order = np.lexsort((-inner, parts))
+    keep = _within_part_cumsum(parts[order], loads[order]) <= capacity * (1 + _TOL) + _TOL
+    parts[order[~keep]] = -1
+    return best_fit(sub, loads, parts, np.full(k, capacity))
+
+
+def rank_parts(sub: sp.csr_matrix, loads: np.ndarray, parts: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Non-empty parts in fusion order (internal weight desc, load desc, index); sizes; internal weights."""
+    coo = sub.tocoo()
+    pr, pc = parts[coo.row], parts[coo.col]
+    same = (pr == pc) & (pr >= 0)
+    inner = np.bincount(pr[same], weights=coo.data[same], minlength=k) / 2
+    member = parts >= 0
+    sizes = np.bincount(parts[member], minlength=k)
+    load = np.bincount(parts[member], weights=loads[member], minlength=k)
+    order = np.lexsort((np.arange(k), -load, -inner))
+    return order[sizes[order] > 0], sizes, inner
+
+
+def fuse(weights: sp.csr_matrix, loads: np.ndarray, classes: list[CapacityClass], phi: int, optimiser: bool,
+         seed: int = 0) -> Fusion:
+    """The fusion loop of [I] Alg. 1 (lines 23-47); see the module docstring for the choices."""
+    n = loads.shape[0]
+    group = np.full(n, -1, dtype=np.int64)
+    group_class: list[int] = []
+    steps: list[dict] = []
+    unfused = np.arange(n)
+    f = 0
+    for i, cls in enumerate(classes):
+        t = unfused.size
+        if t == 0 or t + f <= phi:
+            break
+        lu = loads[unfused]
+        k = max(1, math.ceil(float(lu.sum()) / cls.capacity - _TOL))
+        step = {"iteration": i + 1, "capacity": cls.capacity, "nodes": int(cls.nodes.size), "k": k}
+        sub = weights if t == n else weights[unfused][:, unfused]
+        if k == 1:
+            parts = np.zeros(t, dtype=np.int64)
+            chosen, sizes, inner = rank_parts(sub, lu, parts, 1)
+            beta = None
+        else:
+            if optimiser and k > phi:
+                optimiser, phi = False, 0
+                step["optimiser_switched_off"] = True
+            parts = capped_parts(sub, lu, k, cls.capacity, seed)
+            order, sizes, inner = rank_parts(sub, lu, parts, k)
+            if optimiser:
+                order = order[sizes[order] > 1]
+                reach = np.searchsorted(np.cumsum(sizes[order] - 1), t + f - phi)
+                beta = int(min(reach + 1, order.size))
+                chosen = order[:min(beta, cls.nodes.size)]
+            else:
+                beta = None
+                chosen = order[:cls.nodes.size]
+        new_id = np.full(k, -1, dtype=np.int64)
+        new_id[chosen] = f + np.arange(chosen.size)
+        gid = np.where(parts >= 0, new_id[parts], -1)
+        group[unfused] = gid
+        group_class += [i] * chosen.size
+        fused = gid >= 0
+        unfused = unfused[~fused]
+        f += chosen.size
+        nonempty = sizes[sizes > 0]
+        step.update({"beta": beta, "alpha": int(chosen.size), "largest_part": int(nonempty.max()),
+                     "smallest_part": int(nonempty.min()), "tasks_fused": int(fused.sum()),
+                     "fused_part_sizes": sizes[chosen].tolist(), "fused_internal_weight": float(inner[chosen].sum()),
+                     "unfused_after": int(unfused.size), "fused_after": f})
+        steps.append(step)
+        if k == 1:
+            break
+    return Fusion(group=group, group_class=np.asarray(group_class, dtype=np.int64), steps=steps, optimiser=optimiser)
+
+
+def direct_group_nodes(fusion: Fusion, classes: list[CapacityClass]) -> np.ndarray:
+    """Node of every group in the heuristic mapping: the groups of class i -> distinct nodes of class i."""
+    node = np.empty(fusion.group_class.size, dtype=np.int64)
+    for i, cls in enumerate(classes):
+        ids = np.flatnonzero(fusion.group_class == i)
+        node[ids] = cls.nodes[:ids.size]
+    return node
+
+
+def reduced_graph(weights: sp.csr_matrix, loads: np.ndarray, group: np.ndarray, n_groups: int):
+    """One vertex per group (ids 0..f-1) and per unfused task (f.. in task order): ``(W', L', vertex of task)``.
+
+    ``W' = P^T W P`` without its diagonal, ``L' = P^T L`` (P: task -> vertex indicator matrix).
+    """
+    vertex = group.copy()
+    unfused = vertex < 0
+    vertex[unfused] = n_groups + np.arange(int(unfused.sum()))
+    m = n_groups + int(unfused.sum())
+    P = sp.csr_matrix((np.ones(vertex.size), (np.arange(vertex.size), vertex)), shape=(vertex.size, m))
+    upper = P.T @ sp.triu(weights, k=1, format="csr") @ P  # each task pair once
+    reduced = (upper + upper.T).tocsr()  # exactly symmetric (float addition commutes)
+    reduced.setdiag(0)
+    reduced.eliminate_zeros()
+    return reduced, np.bincount(vertex, weights=loads, minlength=m), vertex
+
+
+def best_fit(weights: sp.csr_matrix, loads: np.ndarray, node: np.ndarray, capacities: np.ndarray) -> np.ndarray:
+    """Place the tasks with ``node == -1`` into the free capacity by traffic, in vectorised rounds.
+
+    Each round, every waiting task proposes the node with the most traffic to its placed
+    neighbours among the nodes it fits; waiting tasks with no such node seed empty room: the r-th
+    of them by traffic to the other waiting tasks proposes the r-th roomiest node (if it fits
+    there; if a round has no proposal at all, they spread round-robin over the nodes they fit).
+    Each node accepts its proposals, most traffic first, while they fit. Returns the completed
+    ``node`` array; tasks that fit nowhere keep -1.
+    """
+    node = node.copy()
+    caps = np.asarray(capacities, dtype=float)
+    m = caps.size
+    while True:
+        todo = np.flatnonzero(node < 0)
+        if todo.size == 0:
+            return node
+        placed = np.flatnonzero(node >= 0)
+        free = caps - np.bincount(node[placed], weights=loads[placed], minlength=m)
+        need = loads[todo]
+        rows = weights[todo]
+        onto = sp.csr_matrix((np.ones(placed.size), (placed, node[placed])), shape=(node.size, m))
+        aff = (rows @ onto).tocoo()
+        ok = (need[aff.row] <= free[aff.col] + _TOL) & (aff.data > 0)
+        r, c, v = aff.row[ok], aff.col[ok], aff.data[ok]
+        choice = np.full(todo.size, -1, dtype=np.int64)
+        score = np.zeros(todo.size)
+        o = np.lexsort((c, -v, r))
+        first = o[np.r_[True, r[o][1:] != r[o][:-1]]] if o.size else o
+        choice[r[first]], score[r[first]] = c[first], v[first]
+        lonely = np.flatnonzero(choice < 0)
+        pull = np.asarray(rows[:, todo].sum(axis=1)).ravel()[lonely]
+        lonely = lonely[np.lexsort((-need[lonely], -pull))]
+        roomiest = np.argsort(-free, kind="stable")
+        fits = np.searchsorted(-free[roomiest], -need[lonely] + _TOL, side="right")
+        rank = np.arange(lonely.size)
+        seeds = rank < fits
+        choice[lonely[seeds]] = roomiest[rank[seeds]]
+        if not seeds.any() and first.size == 0:
+            spread = fits > 0
+            choice[lonely[spread]] = roomiest[rank[spread] % fits[spread]]
+        cand = np.flatnonzero(choice >= 0)
+        if cand.size == 0:
+            return node
+        o = cand[np.lexsort((-need[cand], -score[cand], choice[cand]))]
+        accept = _within_part_cumsum(choice[o], need[o]) <= free[choice[o]] + _TOL
+        node[todo[o[accept]]] = choice[o[accept]]
+
+
+def require_placed(node: np.ndarray, loads: np.ndarray, capacities: np.ndarray) -> np.ndarray:
+    """``node`` if every task is placed, else :class:`Infeasible` saying what did not fit."""
+    waiting = node < 0
+    if waiting.any():
+        free = capacities - np.bincount(node[~waiting], weights=loads[~waiting], minlength=capacities.size)
+        raise Infeasible(
+            f"{int(waiting.sum())} task(s) of total load {loads[waiting].sum():g} fit in no node's remaining "
+            f"capacity (heaviest waiting load {loads[waiting].max():g}, largest free capacity {max(free.max(), 0):g})")
+    return node
+
+
+def _plain(step: dict) -> dict:
+    return {k: (v.item() if isinstance(v, np.generic) else v) for k, v in step.items()}
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class IScheduler(Scheduler):
+    """``theta``: optimiser seconds (0 = heuristic only); ``phi``: reduced-graph size for the
+    optimiser (None = calibrated for theta); ``tasks_per_worker``: T of the second level."""
+
+    name = "ischeduler"
+    theta: float = 1.0
+    phi: int | None = None
+    tasks_per_worker: int = DEFAULT_TASKS_PER_WORKER
+
+    def __post_init__(self):
+        if not math.isfinite(self.theta) or self.theta < 0:
+            raise ValueError(f"theta must be a finite number >= 0, got {self.theta}")
+        if self.phi is not None and (isinstance(self.phi, bool) or not isinstance(self.phi, int) or self.phi < 0):
+            raise ValueError(f"phi must be an integer >= 0 or None, got {self.phi!r}")
+        if self.tasks_per_worker < 1:
+            raise ValueError(f"tasks_per_worker must be >= 1, got {self.tasks_per_worker}")
+
+    def _schedule(self, problem: Problem) -> Outcome:
+        start = time.perf_counter()
+        graph, caps = problem.graph, problem.cluster.capacities
+        optimiser = self.theta > 0
+        phi = (calibrated_phi(self.theta) if self.phi is None else self.phi) if optimiser else 0
+        classes = capacity_classes(caps)
+        fusion = fuse(graph.weights, graph.loads, classes, phi, optimiser, self.seed)
+        group_node = direct_group_nodes(fusion, classes)
+        details = {"phi": phi, "fusion_steps": [_plain(s) for s in fusion.steps], "optimiser": None}
+        status, lower_bound = "heuristic", None
+        if fusion.optimiser:
+            node, info = self._solve_reduced(graph, caps, fusion, group_node, start + self.theta)
+            details["optimiser"] = info
+            if fusion.group_class.size == 0 and info["status"] in ("optimal", "feasible") and not info["fallback"]:
+                status, lower_bound = info["status"], info["lower_bound"]
+        else:
+            start_node = np.where(fusion.group >= 0, group_node[np.maximum(fusion.group, 0)], -1)
+            node = require_placed(best_fit(graph.weights, graph.loads, start_node, caps), graph.loads, caps)
+        worker = assign_workers(problem, node, tasks_per_worker=self.tasks_per_worker, seed=self.seed)
+        return Outcome(placement=Placement(node=node, worker=worker), status=status, lower_bound=lower_bound,
+                       details=details)
+
+    def _solve_reduced(self, graph, caps, fusion: Fusion, group_node: np.ndarray, deadline: float):
+        """Exact placement of the reduced graph until ``deadline`` (``perf_counter`` time), warm-started
+        from the better of the direct mapping and the solver's greedy, which is also the fallback.
+        Returns (node per task, details)."""
+        f = fusion.group_class.size
+        reduced, reduced_loads, vertex = reduced_graph(graph.weights, graph.loads, fusion.group, f)
+        dense = reduced.toarray()
+        start = np.full(reduced_loads.size, -1, dtype=np.int64)
+        start[:f] = group_node
+        direct = best_fit(reduced, reduced_loads, start, caps)
+        starts = [p for p in (direct if (direct >= 0).all() else None, greedy_placement(dense, reduced_loads, caps))
+                  if p is not None]
+        hint = min(starts, key=lambda p: inter_node_cost(dense, p)) if starts else None
+        info = {"vertices": int(reduced_loads.size), "status": "not run", "objective": None, "lower_bound": None,
+                "seconds": 0.0, "fallback": False}
+        solution = None
+        budget = deadline - time.perf_counter()
+        if budget > 0:
+            sol = solve_min_inter_node(dense, reduced_loads, caps, time_limit=budget, seed=self.seed,
+                                       hint=hint)
+            info.update(status=sol.status, objective=sol.objective, lower_bound=sol.lower_bound,
+                        seconds=round(sol.seconds, 4))
+            solution = sol.node_of_task
+        if solution is None:
+            if hint is None:
+                raise Infeasible(
+                    f"the {f} fused group(s) and {reduced_loads.size - f} remaining task(s) cannot be packed into "
+                    f"the nodes (optimiser status: {info['status']})")
+            solution = hint
+            info["fallback"] = True
+        return solution[vertex], info
