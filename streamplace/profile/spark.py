@@ -1,0 +1,166 @@
+"""The one place that builds SparkSessions (DESIGN 7, facts measured in DESIGN 9).
+
+Defaults are for the embedded case, ``local[*]`` on this machine: web UI and console progress
+bar off, few shuffle partitions (``2 x cores`` locally, Spark's adaptive execution coalesces
+further), session time zone UTC (monitoring windows are epoch seconds), the JVM's logs at
+error level (``log4j2.properties`` beside this file), ANSI SQL left on (parsing uses
+``try_cast`` so a bad field becomes a rejected row, never a failed job).
+
+``master`` comes from the argument, else ``$STREAMPLACE_SPARK_MASTER``, else ``local[*]``.
+For a master on this machine (``local``, or ``spark://`` on a loopback address) the driver
+binds to 127.0.0.1 and executors get the same log configuration. PySpark runs Python workers
+with ``$PYSPARK_PYTHON``: it is set to this interpreter unless the user set it, so workers see
+the same packages.
+
+Spark 4 needs Java 17 or newer: :func:`check_java` turns a missing or old Java into one clear
+line (:class:`SparkUnavailable`) before any JVM is launched. PySpark's own Python loggers for
+query errors are silenced: those errors are raised, and the CLI reports them in one line.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import shutil
+import subprocess
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import urlparse
+
+MASTER_ENV = "STREAMPLACE_SPARK_MASTER"
+DEFAULT_MASTER = "local[*]"
+MIN_JAVA = 17
+LOG4J = Path(__file__).with_name("log4j2.properties")
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+class SparkUnavailable(RuntimeError):
+    """Spark cannot run here (no Java, Java too old, a session on another master exists)."""
+
+
+def java_version(env: dict | None = None) -> int:
+    """Major version of the ``java`` Spark would launch (``$JAVA_HOME/bin/java``, else PATH)."""
+    env = dict(os.environ if env is None else env)
+    home = env.get("JAVA_HOME")
+    java = str(Path(home) / "bin" / "java") if home else shutil.which("java", path=env.get("PATH", ""))
+    where = f"JAVA_HOME={home}" if home else "PATH"
+    if not java or not Path(java).exists():
+        raise SparkUnavailable(f"java: not found in {where}; Spark needs Java {MIN_JAVA} or newer (install a JDK/JRE, e.g. openjdk-{MIN_JAVA}-jre-headless)")
+    try:
+        proc = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30, env=env, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise SparkUnavailable(f"java: cannot run {java}: {exc}") from None
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', proc.stderr + proc.stdout)
+    if not match:
+        raise SparkUnavailable(f"java: cannot tell the version of {java} (`java -version` printed {(proc.stderr or proc.stdout).strip()[:80]!r})")
+    major = int(match.group(1))
+    if major == 1 and match.group(2):  # "1.8.0_292" is Java 8
+        major = int(match.group(2))
+    if major < MIN_JAVA:
+        raise SparkUnavailable(f"java: {java} is Java {major}; Spark 4 needs Java {MIN_JAVA} or newer")
+    return major
+
+
+def resolve_master(master: str | None = None) -> str:
+    return master or os.environ.get(MASTER_ENV) or DEFAULT_MASTER
+
+
+def is_on_this_machine(master: str) -> bool:
+    if master.startswith("local"):
+        return True
+    host = urlparse(master).hostname
+    return host in LOOPBACK
+
+
+def _local_cores(master: str) -> int:
+    match = re.match(r"local\[(\d+)", master)
+    return int(match.group(1)) if match else (os.cpu_count() or 2)
+
+
+def session_conf(master: str, *, driver_memory: str = "2g", shuffle_partitions: int | None = None,
+                 fast_start: bool = False) -> dict[str, str]:
+    """The Spark configuration :func:`start_session` uses (exposed for inspection and tests)."""
+    local = master.startswith("local")
+    log_opt = f"-Dlog4j2.configurationFile={LOG4J.resolve().as_uri()}"
+    driver_opts = [log_opt] + (["-XX:TieredStopAtLevel=1"] if fast_start else [])
+    conf = {
+        "spark.app.name": "streamplace",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.shuffle.partitions": str(shuffle_partitions or (2 * _local_cores(master) if local else 16)),
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.driver.memory": driver_memory,
+        "spark.driver.extraJavaOptions": " ".join(driver_opts),
+    }
+    if is_on_this_machine(master):
+        conf["spark.driver.host"] = "127.0.0.1"
+        conf["spark.driver.bindAddress"] = "127.0.0.1"
+        if not local:
+            conf["spark.executor.extraJavaOptions"] = log_opt
+    return conf
+
+
+def start_session(master: str | None = None, *, driver_memory: str = "2g", shuffle_partitions: int | None = None,
+                  fast_start: bool = False):
+    """A new SparkSession (checks Java first). Stop it with :func:`stop_session`."""
+    master = resolve_master(master)
+    java_version()
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    if is_on_this_machine(master):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.logger import PySparkLogger
+    from pyspark.sql import SparkSession
+
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):  # errors are raised (and reported) anyway
+        PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
+    builder = SparkSession.builder.master(master)
+    for key, value in session_conf(master, driver_memory=driver_memory, shuffle_partitions=shuffle_partitions,
+                                   fast_start=fast_start).items():
+        builder = builder.config(key, value)
+    try:
+        return builder.getOrCreate()
+    except Exception as exc:  # py4j / launcher errors: keep one line
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise SparkUnavailable(f"spark: cannot start a session on {master}: {first}") from exc
+
+
+def active_session():
+    """The SparkSession running in this process, if any (without importing pyspark needlessly)."""
+    if "pyspark" not in sys.modules:
+        return None
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+    if SparkContext._active_spark_context is None:
+        return None
+    return SparkSession.builder.getOrCreate()
+
+
+def stop_session(spark) -> None:
+    """Stop the session and its SparkContext (the JVM exits with the Python process)."""
+    spark.stop()
+
+
+@contextmanager
+def spark_session(master: str | None = None, **options):
+    """Use the active session if it runs on the requested master, else start one and stop it after.
+
+    ``master=None`` accepts any active session (so one session can serve a whole test run);
+    an explicit master that differs from the active session's is an error, because one process
+    holds one SparkContext.
+    """
+    active = active_session()
+    if active is not None:
+        running = active.sparkContext.master
+        if master is None or master == running:
+            yield active
+            return
+        raise SparkUnavailable(f"spark: a session on {running} is already running in this process; cannot also use {master}")
+    spark = start_session(master, **options)
+    try:
+        yield spark
+    finally:
+        stop_session(spark)

@@ -1,0 +1,79 @@
+"""The session factory: Java checks, configuration, reuse of the one session."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from streamplace.profile import spark as sparkmod
+from streamplace.profile.spark import SparkUnavailable, java_version, session_conf, spark_session
+
+
+def _fake_java(tmp_path, version_line):
+    home = tmp_path / "jdk"
+    (home / "bin").mkdir(parents=True)
+    java = home / "bin" / "java"
+    java.write_text(f"#!/bin/sh\necho '{version_line}' >&2\n")
+    java.chmod(0o755)
+    return home
+
+
+def test_missing_java_is_one_clear_line(tmp_path):
+    with pytest.raises(SparkUnavailable) as info:
+        java_version({"PATH": str(tmp_path)})
+    message = str(info.value)
+    assert message.startswith("java: not found in PATH; Spark needs Java 17 or newer") and "\n" not in message
+    with pytest.raises(SparkUnavailable, match=r"java: not found in JAVA_HOME=/nonexistent"):
+        java_version({"JAVA_HOME": "/nonexistent", "PATH": ""})
+
+
+def test_old_java_is_refused_and_new_java_accepted(tmp_path):
+    old = _fake_java(tmp_path / "old", 'openjdk version "1.8.0_292"')
+    with pytest.raises(SparkUnavailable, match=r"is Java 8; Spark 4 needs Java 17 or newer"):
+        java_version({"JAVA_HOME": str(old), "PATH": ""})
+    eleven = _fake_java(tmp_path / "eleven", 'openjdk version "11.0.2" 2019-01-15')
+    with pytest.raises(SparkUnavailable, match=r"is Java 11;"):
+        java_version({"JAVA_HOME": str(eleven), "PATH": ""})
+    new = _fake_java(tmp_path / "new", 'openjdk version "21.0.1" 2023-10-17')
+    assert java_version({"JAVA_HOME": str(new), "PATH": ""}) == 21
+
+
+def test_cli_without_java_exits_2_with_one_line(tmp_path):
+    topo = tmp_path / "t.yaml"
+    topo.write_text("name: t\noperators: [{name: a, parallelism: 1}, {name: b, parallelism: 1}]\nstreams: [{from: a, to: b}]\n")
+    traffic = tmp_path / "t.csv"
+    traffic.write_text("window_start,window_seconds,src_task,dst_task,tuples,bytes\n0,10,a[0],b[0],1,1\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("JAVA_HOME", "STREAMPLACE_SPARK_MASTER")}
+    env["JAVA_HOME"] = str(tmp_path / "no-java")
+    proc = subprocess.run([sys.executable, "-m", "streamplace", "profile", "--topology", str(topo), "--traffic", str(traffic),
+                           "-o", str(tmp_path / "p")], capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [f"streamplace: java: not found in JAVA_HOME={tmp_path / 'no-java'}; "
+                                                "Spark needs Java 17 or newer (install a JDK/JRE, e.g. openjdk-17-jre-headless)"]
+
+
+def test_session_defaults(spark):
+    conf = session_conf("local[2]")
+    assert conf["spark.ui.enabled"] == "false" and conf["spark.sql.shuffle.partitions"] == "4"
+    assert conf["spark.sql.session.timeZone"] == "UTC" and conf["spark.driver.host"] == "127.0.0.1"
+    assert "log4j2.properties" in conf["spark.driver.extraJavaOptions"]
+    remote = session_conf("spark://10.1.2.3:7077")
+    assert "spark.driver.host" not in remote and remote["spark.sql.shuffle.partitions"] == "16"
+    assert session_conf("spark://127.0.0.1:7077")["spark.executor.extraJavaOptions"].startswith("-Dlog4j2.configurationFile=")
+    running = spark.sparkContext.getConf()
+    assert running.get("spark.ui.enabled") == "false" and spark.conf.get("spark.sql.session.timeZone") == "UTC"
+    assert os.environ["PYSPARK_PYTHON"] == sys.executable
+
+
+def test_one_session_is_reused_and_another_master_refused(spark, monkeypatch):
+    with spark_session() as s:
+        assert s.sparkContext is spark.sparkContext
+    with spark_session("local[2]") as s:
+        assert s.sparkContext is spark.sparkContext
+    with pytest.raises(SparkUnavailable, match=r"a session on local\[2\] is already running in this process"):
+        with spark_session("spark://127.0.0.1:1"):
+            pass
+    assert sparkmod.active_session() is not None
+    monkeypatch.setenv("STREAMPLACE_SPARK_MASTER", "local[1]")
+    assert sparkmod.resolve_master(None) == "local[1]" and sparkmod.resolve_master("local[3]") == "local[3]"
