@@ -15,18 +15,15 @@ from __future__ import annotations
 
 import argparse
 
+from streamplace.bench.reproduce.lf import gain
+from streamplace.bench.reproduce.reported import LF
 from streamplace.evaluate.metrics import cohesion, coupling
 from streamplace.schedulers import make_scheduler
 from streamplace.schedulers.lf import ASSIGNMENTS
 from streamplace.workloads import lf
 
-PAPER_COHESION_GAIN = {"linear": 3900.0, "ascent": 71.78, "descent": 71.02, "symmetry": 32.03, "star": 59.45}
-PAPER_COUPLING_GAIN = 0.0
-
-
-def gain(new: float, old: float) -> float:
-    """Percentage by which ``new`` exceeds ``old`` (0 when both are 0)."""
-    return 0.0 if new == old else 100.0 * (new - old) / old
+PAPER_COHESION_GAIN = LF["cohesion/lf-vs-even"].value
+PAPER_COUPLING_GAIN = LF["coupling/lf-vs-even"].value
 
 
 def main() -> None:

@@ -21,26 +21,14 @@ from __future__ import annotations
 
 import argparse
 
+from streamplace.bench.reproduce.reported import THROUGHPUT
+from streamplace.bench.reproduce.throughput import scenario
 from streamplace.evaluate import performance
-from streamplace.model import Problem
 from streamplace.model.profiling import DEFAULT_MET
-from streamplace.schedulers import make_scheduler
-from streamplace.schedulers.throughput import predict
 from streamplace.workloads import nasiri
 
-PAPER_TABLE4 = {  # instances (L, M, H) per scenario and layout
-    ("nasiri-small", "linear"): (3, 3, 7), ("nasiri-small", "diamond"): (12, 5, 7), ("nasiri-small", "star"): (9, 10, 5),
-    ("nasiri-medium", "linear"): (41, 42, 35), ("nasiri-medium", "diamond"): (67, 15, 46),
-    ("nasiri-medium", "star"): (45, 34, 25),
-    ("nasiri-large", "linear"): (201, 156, 341), ("nasiri-large", "diamond"): (397, 208, 91),
-    ("nasiri-large", "star"): (327, 156, 206),
-}
-PAPER_GAIN = {"nasiri-small": "26-49", "nasiri-medium": "36-48", "nasiri-large": "27-31"}
-KINDS = ("lowCompute", "midCompute", "highCompute")
-
-
-def gain(new: float, old: float) -> float:
-    return 100.0 * (new - old) / old
+PAPER_TABLE4 = THROUGHPUT["table4/instances"].value  # instances (L, M, H) per scenario and layout
+PAPER_GAIN = {k: f"{lo}-{hi}" for k, (lo, hi) in THROUGHPUT["fig10/throughput-gain"].value.items()}
 
 
 def main() -> None:
@@ -57,21 +45,15 @@ def main() -> None:
         print("|".join(["---"] * len(header)))
     for preset in nasiri.CLUSTER_PRESETS:
         for layout in nasiri.LAYOUTS:
-            prof = nasiri.profiling(layout, met=args.met)
-            problem = Problem.from_topology(nasiri.topology(layout), nasiri.cluster(preset))
-            res = make_scheduler("throughput", {"profiling": prof, "max_batch": args.max_batch}).schedule(problem)
-            chosen = res.problem
-            even = make_scheduler("even").schedule(chosen).placement
-            ours, theirs = predict(chosen, res.placement, prof), predict(chosen, even, prof)
+            sc = scenario(preset, layout, max_batch=args.max_batch, met=args.met)
+            res, chosen = sc.result, sc.result.problem
             perf_ours = performance.predict(chosen, res.placement).throughput
-            perf_even = performance.predict(chosen, even).throughput
-            kinds = [prof.row_of(op.name) for op in chosen.topology.operators]
-            lmh = [sum(op.parallelism for op, k in zip(chosen.topology.operators, kinds) if k == kind) for kind in KINDS]
-            cells = [preset.removeprefix("nasiri-"), layout, "/".join(map(str, lmh)),
+            perf_even = performance.predict(chosen, sc.even.placement).throughput
+            cells = [preset.removeprefix("nasiri-"), layout, "/".join(map(str, sc.instances)),
                      "/".join(map(str, PAPER_TABLE4[preset, layout])), f"{res.details['max_rate']:.0f}",
-                     f"{ours.throughput:.0f}", f"{theirs.throughput:.0f}", f"{gain(ours.throughput, theirs.throughput):.1f}",
-                     PAPER_GAIN[preset], f"{ours.weighted_utilisation:.1f}", f"{theirs.weighted_utilisation:.1f}",
-                     f"{perf_ours:.0f}", f"{perf_even:.0f}", f"{gain(perf_ours, perf_even):.1f}",
+                     f"{sc.ours.throughput:.0f}", f"{sc.theirs.throughput:.0f}", f"{sc.gain_pct:.1f}",
+                     PAPER_GAIN[preset], f"{sc.ours.weighted_utilisation:.1f}", f"{sc.theirs.weighted_utilisation:.1f}",
+                     f"{perf_ours:.0f}", f"{perf_even:.0f}", f"{100.0 * (perf_ours - perf_even) / perf_even:.1f}",
                      res.details["iterations"], f"{1e3 * res.seconds:.0f}"]
             print(sep.join(f"{c:>11}" for c in cells), flush=True)
 

@@ -1,0 +1,204 @@
+"""``streamplace reproduce``: files, records consistent with evaluate/predict, computed (not copied) checks."""
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from streamplace.bench.reproduce import PAPERS, REGISTRY, reproduce
+from streamplace.bench.reproduce import lf as lf_repro
+from streamplace.bench.reproduce import metis as metis_repro
+from streamplace.bench.reproduce import microbench as micro_repro
+from streamplace.bench.reproduce import testbed, throughput
+from streamplace.bench.reproduce.core import gain_verdict, range_verdict
+from streamplace.bench.reproduce.reported import TABLES
+from streamplace.cli import REPRODUCE_PAPERS, main
+from streamplace.evaluate import performance
+from streamplace.evaluate.records import METRIC_KEYS, evaluation_record
+from streamplace.model import Cluster, Node, Operator, Problem, Stream, Topology
+from streamplace.model.placement import Placement
+from streamplace.model.specs import placement_from_dict
+from streamplace.workloads import fischer, lf, microbench, runtime
+
+CONTEXT = ("paper", "experiment", "workload", "cluster", "scheduler")
+COMPARED = ("inter_node_cost", "inter_worker_cost", "nodes_used", "max_utilisation", "cohesion", "coupling")
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("reproduce")
+    results = reproduce(PAPERS, out, quick=True)
+    return out, results, json.loads((out / "results.json").read_text())
+
+
+def _problem(rec):
+    """Rebuild a record's problem from the workload modules (all deterministic)."""
+    if rec["paper"] in ("ischeduler", "t3") and rec["experiment"] == "microbench":
+        return Problem.from_topology(microbench.microbench(rec["layout"], rec["n_tasks"]), microbench.cluster(rec["cluster"]))
+    if rec["paper"] == "metis":
+        return Problem.from_topology(fischer.topology(rec["workload"], rec["nodes"]), fischer.cluster(rec["nodes"]))
+    if rec["paper"] == "lf":
+        return next(i.problem for i in lf.instances() if i.layout == rec["workload"] and i.cluster == rec["cluster"])
+    scenario = next(s for s in runtime.scenarios() if (s.kind, s.workload) == (rec["experiment"], rec["workload"]))
+    nodes = re.fullmatch(r"online \((\d+) nodes\)", rec["scheduler"])
+    cluster = runtime.cluster(int(nodes.group(1)), 0) if nodes else runtime.named_cluster(rec["cluster"])
+    return Problem.from_topology(scenario.topology, cluster)
+
+
+def test_files_and_record_keys(run):
+    out, results, records = run
+    for name in ("report.html", "results.csv", "results.json", "summary.md"):
+        assert (out / name).stat().st_size > 0
+    assert [r.paper for r in results] == list(PAPERS)
+    assert {r["paper"] for r in records} == set(PAPERS)
+    for rec in records:
+        assert all(rec.get(k) is not None for k in CONTEXT), rec
+        assert all(k in rec for k in METRIC_KEYS)
+    html = (out / "report.html").read_text()
+    pngs = sorted(p.name for p in out.glob("*.png"))
+    assert len(pngs) >= 12 and html.count("data:image/png;base64,") == len(pngs)
+    header = (out / "results.csv").read_text().splitlines()[0].split(",")
+    assert header[:5] == list(CONTEXT)
+
+
+def test_records_match_evaluate_and_predict_run_separately(run):
+    _, _, records = run
+    checked = set()
+    for rec in records:
+        if rec["paper"] == "throughput" or rec["placement"] is None:
+            continue
+        problem = _problem(rec)
+        placement = placement_from_dict(rec["placement"], problem.topology, problem.cluster)
+        again = evaluation_record(problem, placement, include_placement=False)
+        for key in COMPARED:
+            assert rec[key] == pytest.approx(again[key]), (rec["paper"], rec["workload"], rec["scheduler"], key)
+        perf = performance.predict(problem, placement, testbed.COST_MODEL)
+        assert rec["throughput"] == pytest.approx(perf.throughput)
+        if rec.get("cost_model") == "testbed":
+            light = performance.predict(problem, placement, testbed.COST_MODEL, offered_scale=1.0)
+            assert rec["latency_light_ms"] == pytest.approx(light.latency_ms)
+        if rec["paper"] == "metis":
+            assert rec["spout_throughput"] == pytest.approx(perf.max_scale * fischer.spout_rate(problem.topology))
+            assert rec["acking"] == fischer.ACKING[rec["workload"]]
+        checked.add((rec["paper"], rec["experiment"]))
+    assert {p for p, _ in checked} == {"ischeduler", "t3", "metis", "lf"}
+    assert {e for p, e in checked if p == "t3"} == {"microbench", "micro-io", "micro-cpu", "smart-home", "frequent-routes"}
+
+
+def test_throughput_records_match_a_fresh_run(run):
+    _, _, records = run
+    rec = next(r for r in records if r["paper"] == "throughput" and r["scheduler"] == "throughput"
+               and r["variant"] == "max_batch=200" and r["workload"] == "star" and r["cluster"] == "nasiri-small")
+    sc = throughput.scenario("nasiri-small", "star", max_batch=200)
+    assert (rec["low"], rec["mid"], rec["high"]) == sc.instances
+    assert rec["n_throughput"] == pytest.approx(sc.ours.throughput)
+    assert rec["throughput"] == pytest.approx(performance.predict(sc.result.problem, sc.result.placement).throughput)
+
+
+def test_summary_states_every_check_and_the_reported_tables(run):
+    out, results, _ = run
+    summary = (out / "summary.md").read_text()
+    for res in results:
+        assert res.title in summary
+        for c in res.checks:
+            assert f"| {c.claim} | {c.source} |" in summary
+        for rep in TABLES[res.paper].values():
+            assert rep.source in summary and rep.key in summary
+    lf_res = next(r for r in results if r.paper == "lf")
+    assert {c.verdict for c in lf_res.checks} == {"agree"}  # [LF] Fig. 6 is reproduced exactly
+
+
+def test_lf_checks_are_computed_from_the_records(run):
+    _, results, _ = run
+    recs = [dict(r) for r in next(r for r in results if r.paper == "lf").records]
+    even = next(r for r in recs if r["scheduler"] == "even" and r["workload"] == "ascent" and r["cluster"] == "lf-low")
+    lfr = next(r for r in recs if r["scheduler"] == "lf" and r["workload"] == "ascent" and r["cluster"] == "lf-low")
+    lfr["cohesion_gain_pct"] = lf_repro.gain(2 * even["cohesion"], even["cohesion"])
+    check = next(c for c in lf_repro.checks(recs) if c.claim == "L/F cohesion gain over even, ascent on lf-low")
+    assert check.ours == "+100.00 %" and check.reported == "+71.78 %" and check.verdict == "direction"
+
+
+def _micro(workload, cluster, scheduler, cost, optimum):
+    return {"workload": workload, "cluster": cluster, "scheduler": scheduler, "inter_node_cost": cost,
+            "status": "optimal" if scheduler == "optimal" else "heuristic", "lower_bound": None, "valid": True,
+            "seconds": 0.2}
+
+
+@pytest.mark.parametrize("diamond, verdict", [(148.0, "agree"), (150.0, "disagree")])
+def test_ischeduler_checks_against_hand_made_records(diamond, verdict):
+    from streamplace.bench.report import add_gaps
+    recs = add_gaps([_micro("diamond-30", "heterogeneous", "optimal", 146.0, None),
+                     _micro("diamond-30", "heterogeneous", "ischeduler", diamond, None),
+                     _micro("star-30", "heterogeneous", "optimal", 86.0, None),
+                     _micro("star-30", "heterogeneous", "ischeduler", 90.0, None),
+                     _micro("linear-30", "heterogeneous", "optimal", 20.0, None),
+                     _micro("linear-30", "heterogeneous", "ischeduler", 20.0, None)])
+    checks = {c.claim: c for c in micro_repro.ischeduler_checks(recs)}
+    assert checks["optimum inter-node cost, diamond-30@heterogeneous"].verdict == "agree"
+    assert checks["ischeduler inter-node cost, diamond-30@heterogeneous"].verdict == verdict
+    assert checks["ischeduler inter-node cost, diamond-30@heterogeneous"].ours == f"{diamond:g}"
+    off = checks["I-Scheduler reaches the optimum on every instance but the two listed"]
+    assert off.verdict == "agree" and "2 of 3 above" in off.ours  # the same two instances, whatever the size
+    assert checks["every I-Scheduler run finishes within theta"].ours == "slowest 0.20 s"
+
+
+def test_testbed_gains_follow_the_records():
+    recs = []
+    for exp, workload, cluster in {(s.kind, s.workload, s.cluster) for s in runtime.scenarios()}:
+        for sched, thr, lat, nodes in (("t3", 200.0, 1.0, 3), ("rstorm", 100.0, 2.0, 3), ("online", 400.0, 4.0, 8),
+                                       ("online (3 nodes)", 100.0, 1.0, 3), ("online (4 nodes)", 100.0, 2.0, 4)):
+            recs.append({"experiment": exp, "workload": workload, "cluster": cluster, "scheduler": sched,
+                         "throughput": thr, "latency_light_ms": lat, "nodes_used": nodes, "inter_node_cost": 10.0 * nodes,
+                         "bottleneck": f"{sched}:cpu"})
+    checks = {c.claim: c for c in testbed.checks("t3", recs)}
+    c = checks["T3 vs R-Storm, diamond (IO-intensive)"]
+    assert (c.reported, c.ours, c.verdict, c.alt, c.alt_verdict) == ("+20 %", "+100 %", "direction", "+100 %", "direction")
+    c = checks["T3 vs OLS, linear (CPU-intensive)"]
+    assert (c.ours, c.verdict, c.alt, c.alt_verdict) == ("-50 %", "disagree", "+300 %", "direction")
+    assert c.why == ("T3: 3 node(s), inter-node traffic 30, bottleneck t3:cpu; "
+                     "OLS: 8 node(s), inter-node traffic 80, bottleneck online:cpu")
+    assert checks["nodes used, frequent-routes on 8high"].verdict == "agree"
+    assert checks["nodes used, smart-home on 8high"].verdict == "disagree"  # [T3] reports 4, 4, 8
+    c = checks["OLS on 4 nodes: above OLS on 8, below T3"]
+    assert (c.verdict, c.alt_verdict) == ("disagree", "agree")  # throughput 100 < 400; latency 4 > 2 > 1 ms
+
+
+def test_acking_demand_by_hand():
+    """One spout task on node 0 emitting 10/s to one bolt task on node 1, two nodes: 20 acks/s + 10 completions."""
+    topo = Topology.build("t", [Operator("s", 1, role="source", source_rate=10.0), Operator("b", 1, role="sink")],
+                          [Stream("s", "b")])
+    cluster = Cluster.build("c", [Node(f"n{i}", 4, slots=1) for i in range(2)])
+    problem = Problem.from_topology(topo, cluster)
+    placement = Placement(node=np.array([0, 1]), worker=np.array([0, 0]))
+    model = performance.CostModel()
+    cpu, nic_in, nic_out = metis_repro.acking_demand(problem, placement, performance.predict(problem, placement), model)
+    send = np.array([10 + 5, 10 + 5])      # own acks + half the completions (acker per node)
+    recv = np.array([10 + 10, 10 + 0])     # half of 20 acks + completions to the spout on node 0
+    ser = model.ser_cpu_per_tuple + model.ser_cpu_per_byte * fischer.ACK_BYTES
+    wire = fischer.ACK_BYTES + model.header_bytes
+    np.testing.assert_allclose(cpu, fischer.ACK_CPU * 10 + ser * 0.5 * (send + recv))
+    np.testing.assert_allclose(nic_in, 0.5 * recv * wire)
+    np.testing.assert_allclose(nic_out, 0.5 * send * wire)
+
+
+def test_verdict_rules():
+    assert gain_verdict(12.0, 20.0) == "agree" and gain_verdict(45.0, 20.0) == "direction"
+    assert gain_verdict(-5.0, 20.0) == "disagree" and gain_verdict(None, 20.0) == "not run"
+    assert gain_verdict(4.0, 0) == "agree" and gain_verdict(-15.0, 0) == "direction" and gain_verdict(30.0, 0) == "disagree"
+    assert range_verdict([10.0, 30.0], 8, 46) == "agree" and range_verdict([70.0], 8, 46) == "direction"
+    assert range_verdict([10.0, -1.0], 8, 46) == "disagree"
+
+
+def test_every_paper_has_one_reported_table_with_sources():
+    assert set(TABLES) == set(PAPERS) == set(REGISTRY) and REPRODUCE_PAPERS == PAPERS
+    tags = {"ischeduler": "[I]", "t3": "[T3]", "metis": "[F]", "lf": "[LF]", "throughput": "[N]"}
+    for paper, table in TABLES.items():
+        assert table and all(r.source.startswith(tags[paper]) for r in table.values())
+
+
+def test_cli_reproduce_one_paper(tmp_path):
+    main(["reproduce", "--paper", "lf", "--quick", "-o", str(tmp_path)])
+    records = json.loads((tmp_path / "results.json").read_text())
+    assert {r["paper"] for r in records} == {"lf"} and len(records) == 20
+    assert "lf" in (tmp_path / "summary.md").read_text()
