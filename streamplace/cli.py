@@ -1,4 +1,4 @@
-"""Command line: ``streamplace schedule | evaluate | compare | workload | demo``.
+"""Command line: ``streamplace schedule | evaluate | compare | workload | profile | traffic | demo``.
 
 User errors (bad files, unknown schedulers or parameters) print one line
 ``streamplace: FILE: FIELD: problem`` and exit with code 2; internal errors show their
@@ -26,6 +26,7 @@ from .schedulers import ParameterError, available, make_scheduler
 from .workloads import microbench
 from .workloads import lf as lf_workloads
 from .workloads import nasiri as nasiri_workloads
+from .workloads.applications import APPLICATIONS
 
 TABLE_KEYS = ("scheduler", "status", "inter_node_cost", "inter_worker_cost", "lower_bound", "nodes_used",
               "max_utilisation", "cohesion", "coupling", "seconds")
@@ -64,8 +65,15 @@ PROFILING_HELP = ("Profiling spec (YAML/JSON: machine types, e and MET tables, R
                   "take one (throughput); without it they derive one from the operators' cpu_per_tuple.")
 
 
-def _problem(topology: str, cluster: str) -> Problem:
-    return Problem.from_topology(load_topology(topology), load_cluster(cluster))
+def _problem(topology: str, cluster: str, profile: str | None = None) -> Problem:
+    if profile is None:
+        return Problem.from_topology(load_topology(topology), load_cluster(cluster))
+    from .profile import load_profile_graph
+    topo = load_topology(topology)
+    return Problem.from_topology(topo, load_cluster(cluster), graph=load_profile_graph(profile, topo))
+
+
+PROFILE_HELP = "Profile directory (from `streamplace profile`): its measured rates are the task graph's edge weights."
 
 
 def _fmt(value) -> str:
@@ -130,9 +138,10 @@ def cli(ctx, debug):
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the result (JSON, with the placement) here.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--profiling", type=click.Path(), default=None, help=PROFILING_HELP)
-def schedule(topology, cluster, name, params, seed, time_limit, output, fmt, profiling):
+@click.option("--profile", "profile_dir", type=click.Path(), default=None, help=PROFILE_HELP)
+def schedule(topology, cluster, name, params, seed, time_limit, output, fmt, profiling, profile_dir):
     """Schedule TOPOLOGY on CLUSTER with one scheduler."""
-    problem = _problem(topology, cluster)
+    problem = _problem(topology, cluster, profile_dir)
     result = _scheduler(name, _parse_params(params), seed, time_limit, profiling).schedule(problem)
     record = result_record(result)
     if result.problem.topology != problem.topology:  # the scheduler chose the parallelism (throughput)
@@ -154,9 +163,10 @@ def schedule(topology, cluster, name, params, seed, time_limit, output, fmt, pro
 @click.argument("cluster", type=click.Path())
 @click.argument("placement", type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def evaluate(topology, cluster, placement, fmt):
+@click.option("--profile", "profile_dir", type=click.Path(), default=None, help=PROFILE_HELP)
+def evaluate(topology, cluster, placement, fmt, profile_dir):
     """Evaluate the PLACEMENT of TOPOLOGY on CLUSTER (a schedule result or a label map)."""
-    problem = _problem(topology, cluster)
+    problem = _problem(topology, cluster, profile_dir)
     record = evaluation_record(problem, load_placement(placement, problem.topology, problem.cluster))
     if fmt == "json":
         click.echo(json.dumps(record, indent=2))
@@ -174,9 +184,10 @@ def evaluate(topology, cluster, placement, fmt):
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the output here instead of stdout.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
 @click.option("--profiling", type=click.Path(), default=None, help=PROFILING_HELP)
-def compare(topology, cluster, names, params, seed, time_limit, output, fmt, profiling):
+@click.option("--profile", "profile_dir", type=click.Path(), default=None, help=PROFILE_HELP)
+def compare(topology, cluster, names, params, seed, time_limit, output, fmt, profiling, profile_dir):
     """Run several schedulers on TOPOLOGY and CLUSTER and compare their placements."""
-    problem = _problem(topology, cluster)
+    problem = _problem(topology, cluster, profile_dir)
     chosen = [n.strip() for n in names.split(",") if n.strip()] if names else available()
     per_scheduler: dict[str, dict] = {n: {} for n in chosen}
     for key, value in _parse_params(params).items():
@@ -276,14 +287,220 @@ def workload_cluster(preset, output):
     err_console.print(f"wrote {output}: {cluster.n_nodes} nodes, capacity {cluster.capacities.sum():g}")
 
 
+@workload.command("app")
+@click.option("--name", type=click.Choice(list(APPLICATIONS)), required=True)
+@click.option("--records", "n_records", type=click.IntRange(min=1, max=50_000_000), default=None,
+              help="How many records to generate (default: the application's).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["parquet", "csv", "jsonl"]), default="parquet", show_default=True)
+@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), required=True, help="Directory to write.")
+def workload_app(name, n_records, seed, fmt, out_dir):
+    """An application workload: DIR/topology.yaml, DIR/cluster.yaml and generated DIR/records.<format>."""
+    from .workloads.applications import application, write_records
+    app = application(name)
+    out = Path(out_dir)
+    write_document(topology_to_dict(app.topology), out / "topology.yaml")
+    write_document(cluster_to_dict(app.cluster()), out / "cluster.yaml")
+    records = write_records(app.generate(n_records or app.default_records, seed), out / f"records.{fmt}")
+    err_console.print(f"wrote {out}: topology ({app.topology.n_tasks} tasks), cluster, {records.name} (time column "
+                      f"{app.time_column!r}); next: streamplace traffic --app {name} --topology {out / 'topology.yaml'} "
+                      f"--records {records} -o {out / 'monitoring'}")
+
+
+SPARK_MASTER_HELP = "Spark master URL (default: local[*], the embedded Spark; e.g. spark://host:7077)."
+
+
+def _inputs(patterns) -> list[str]:
+    """Paths, with glob patterns expanded (a pattern matching nothing is kept, to be reported as missing)."""
+    import glob
+    out = []
+    for pattern in patterns:
+        matches = sorted(glob.glob(pattern)) if any(ch in pattern for ch in "*?[") else []
+        out += matches or [pattern]
+    return out
+
+
+def _seconds(value: str | None, option: str) -> float | None:
+    """Epoch seconds from a number or an ISO-8601 timestamp (UTC unless it names a zone)."""
+    if value is None:
+        return None
+    from datetime import datetime, timezone
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        stamp = datetime.fromisoformat(value)
+    except ValueError:
+        raise UserError(f"{option}: expected epoch seconds or an ISO-8601 timestamp, got {value!r}") from None
+    return (stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)).timestamp()
+
+
+@cli.command("profile")
+@click.option("--topology", "topology_path", type=click.Path(), required=True, help="Topology the records were measured on.")
+@click.option("--traffic", multiple=True, required=True, metavar="PATH",
+              help="Traffic records: window_start, window_seconds, src_task, dst_task, tuples, bytes (repeatable; globs expand).")
+@click.option("--load", multiple=True, metavar="PATH",
+              help="Load records: window_start, window_seconds, task, executed, cpu_seconds (repeatable).")
+@click.option("--from", "start", default=None, metavar="TS", help="Use windows starting at or after TS (epoch s or ISO-8601).")
+@click.option("--to", "end", default=None, metavar="TS", help="Use windows ending at or before TS.")
+@click.option("--decay", "half_life", type=click.FloatRange(min=0, min_open=True), default=None, metavar="HALF_LIFE_S",
+              help="Exponential decay across windows with this half-life in seconds (default: plain average).")
+@click.option("--weight", type=click.Choice(["tuples", "bytes"]), default="tuples", show_default=True,
+              help="Which rate becomes the task graph's edge weight.")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "parquet"]), default=None,
+              help="Input format (default: from each file's extension).")
+@click.option("--spark-master", envvar="STREAMPLACE_SPARK_MASTER", default=None, help=SPARK_MASTER_HELP)
+@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), required=True, help="Profile directory to write.")
+def profile_cmd(topology_path, traffic, load, start, end, half_life, weight, fmt, spark_master, out_dir):
+    """Monitoring records -> a profile (per-second rates per task edge and task) on Spark."""
+    from .profile.metrics import build_profile
+    from .profile.spark import SparkUnavailable, spark_session
+    from .profile import LOAD_COLUMNS, TRAFFIC_COLUMNS, inspect_input
+    topo = load_topology(topology_path)
+    start_s, end_s = _seconds(start, "--from"), _seconds(end, "--to")
+    if start_s is not None and end_s is not None and not start_s < end_s:
+        raise UserError(f"--from/--to: the range is empty ({start} is not before {end})")
+    for paths, columns in ((_inputs(traffic), TRAFFIC_COLUMNS), (_inputs(load), LOAD_COLUMNS)):
+        for path in paths:  # file-level problems before Spark starts
+            inspect_input(path, fmt, columns)
+    try:
+        with spark_session(spark_master) as spark:
+            result = build_profile(spark, topo, _inputs(traffic), _inputs(load), out_dir=out_dir, fmt=fmt,
+                                   start=start_s, end=end_s, half_life=half_life, weight=weight)
+    except SparkUnavailable as exc:
+        raise UserError(str(exc)) from None
+    s = result.summary
+    reasons = ", ".join(f"{r} {n}" for r, n in s["rejected_by_reason"].items()) or "none"
+    err_console.print(f"rows read {s['rows_read']:,}, used {s['rows_used']:,}, rejected {s['rows_rejected']:,} ({reasons}); "
+                      f"{s['edges']} edges over {s['traffic']['observed_seconds']:g} s observed; wrote {out_dir} "
+                      f"in {s['seconds']:.1f} s on {s['spark_master']}")
+
+
+@cli.command("traffic")
+@click.option("--app", "app_name", type=click.Choice(list(APPLICATIONS)), default=None,
+              help="Use a bundled application's operator logic (else operators pass tuples on with their selectivity).")
+@click.option("--topology", "topology_path", type=click.Path(), default=None, help="Topology (default with --app: the application's).")
+@click.option("--records", "records_path", type=click.Path(), required=True, help="Application records (Parquet, CSV or JSON Lines).")
+@click.option("--records-format", type=click.Choice(["jsonl", "csv", "parquet"]), default=None, help="Default: from the extension.")
+@click.option("--time-column", default=None, help="Event-time column (default: the application's, else ts).")
+@click.option("--window", "window_seconds", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True,
+              help="Monitoring window length in seconds.")
+@click.option("--cluster", "cluster_path", type=click.Path(), default=None, help="Cluster of --placement.")
+@click.option("--placement", "placement_path", type=click.Path(), default=None,
+              help="Placement for local_or_shuffle streams (without it they shuffle).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["parquet", "csv", "jsonl"]), default="parquet", show_default=True,
+              help="Format of the monitoring records written.")
+@click.option("--spark-master", envvar="STREAMPLACE_SPARK_MASTER", default=None, help=SPARK_MASTER_HELP)
+@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), required=True,
+              help="Directory for traffic.<format> and load.<format>.")
+def traffic_cmd(app_name, topology_path, records_path, records_format, time_column, window_seconds, cluster_path,
+                placement_path, seed, fmt, spark_master, out_dir):
+    """Replay application records through a topology's groupings -> monitoring records."""
+    from .profile import inspect_input
+    from .profile.spark import SparkUnavailable, spark_session
+    from .profile.traffic import ReplayError, read_application_records, release, replay, write_monitoring
+    from .workloads.applications import application
+    app = application(app_name) if app_name else None
+    if topology_path is None and app is None:
+        raise UserError("--topology: required unless --app names a bundled application")
+    topo = load_topology(topology_path) if topology_path else app.topology
+    if app is not None:
+        missing = [name for name in app.logic if name not in topo.index]
+        if missing:
+            raise SpecError(topology_path, "operators", f"no operator {missing[0]!r}, which application {app_name!r} needs")
+    if (cluster_path is None) != (placement_path is None):
+        raise UserError("--cluster/--placement: give both or neither")
+    placement = load_placement(placement_path, topo, load_cluster(cluster_path)) if placement_path else None
+    time_column = time_column or (app.time_column if app else "ts")
+    inp = inspect_input(records_path, records_format, (time_column,))
+    try:
+        with spark_session(spark_master) as spark:
+            mon = replay(spark, topo, read_application_records(spark, inp), logic=app.logic if app else None,
+                         time_column=time_column, window_seconds=window_seconds, placement=placement, seed=seed)
+            try:
+                paths = write_monitoring(mon, out_dir, fmt)
+            finally:
+                release(mon)
+    except SparkUnavailable as exc:
+        raise UserError(str(exc)) from None
+    except ReplayError as exc:
+        raise SpecError(records_path if exc.about == "records" else (topology_path or app_name), exc.field_path, exc.problem) from None
+    executed = ", ".join(f"{k} {v:,}" for k, v in mon.executed.items())
+    skipped = f"; {mon.records_without_time:,} records without a time skipped" if mon.records_without_time else ""
+    err_console.print(f"tuples executed: {executed}{skipped}; wrote {paths[0]} and {paths[1]}")
+
+
 @cli.command()
 @click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), default="out/demo", show_default=True)
-@click.option("--quick", is_flag=True, help="Smaller sizes (10-16 tasks), same steps.")
-@click.option("--time-limit", type=click.FloatRange(min=0), default=10.0, show_default=True, help="Seconds per optimal solve.")
-def demo(out_dir, quick, time_limit):
-    """The main job: every micro-benchmark on both clusters with every scheduler, to DIR."""
+@click.option("--quick", is_flag=True, help="Reduced sizes (2 applications, 5,000 records, 10-14 task micro-benchmarks), same steps.")
+@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True,
+              help="Seconds per optimal solve.")
+@click.option("--spark-master", envvar="STREAMPLACE_SPARK_MASTER", default=None, help=SPARK_MASTER_HELP)
+def demo(out_dir, quick, time_limit, spark_master):
+    """The main job: bundled applications generated, replayed and profiled on Spark, scheduled by every
+    scheduler on a homogeneous and a heterogeneous cluster, plus the micro-benchmarks; report in DIR."""
     from .bench.demo import run_demo
-    run_demo(Path(out_dir), quick=quick, time_limit=time_limit, console=Console())
+    from .profile.spark import SparkUnavailable
+    try:
+        run_demo(Path(out_dir), quick=quick, time_limit=time_limit, console=Console(), master=spark_master)
+    except SparkUnavailable as exc:
+        raise UserError(str(exc)) from None
+
+
+REPRODUCE_PAPERS = ("ischeduler", "t3", "metis", "lf", "throughput")  # = streamplace.bench.reproduce.PAPERS
+
+
+@cli.command()
+@click.option("--paper", "papers", type=click.Choice([*REPRODUCE_PAPERS, "all"]), multiple=True, default=("all",),
+              show_default=True, help="Paper to reproduce (repeatable): ischeduler [I], t3 [T3], metis [F], lf [LF], "
+                                      "throughput [N].")
+@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), required=True,
+              help="Directory for report.html, PNGs, results.csv/json and summary.md.")
+@click.option("--quick", is_flag=True, help="Reduced sizes (seconds instead of minutes), same steps.")
+@click.option("--time-limit", type=click.FloatRange(min=0), default=10.0, show_default=True, help="Seconds per optimal solve.")
+def reproduce(papers, out_dir, quick, time_limit):
+    """The papers' comparisons rebuilt from our implementations, beside the published numbers."""
+    from .bench.reproduce import reproduce as run_reproduce
+    chosen = REPRODUCE_PAPERS if "all" in papers else tuple(dict.fromkeys(papers))
+    run_reproduce(chosen, Path(out_dir), quick=quick, time_limit=time_limit, console=Console())
+
+
+@cli.command("sweep")
+@click.argument("grid", type=click.Path())
+@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), required=True,
+              help="Directory for parts/*.parquet and results.csv; scenarios already there are skipped.")
+@click.option("--batch-size", type=click.IntRange(min=1), default=None,
+              help="Scenarios per Spark job and Parquet part (default: 4 x Spark's parallelism).")
+@click.option("--retry-failed", is_flag=True, help="Run again the scenarios recorded with an error.")
+@click.option("--report", "with_report", is_flag=True, help="Also write report.html and PNG plots of all results in DIR.")
+@click.option("--spark-master", envvar="STREAMPLACE_SPARK_MASTER", default=None, help=SPARK_MASTER_HELP)
+def sweep_cmd(grid, out_dir, batch_size, retry_failed, with_report, spark_master):
+    """A GRID of workloads x clusters x schedulers x seeds, evaluated in parallel on Spark."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from .bench.sweep import load_grid, run_sweep, write_sweep_report
+    from .profile.spark import SparkUnavailable
+    scenarios = load_grid(grid)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    try:
+        with Progress(*columns, console=err_console, transient=True, disable=not err_console.is_terminal) as progress:
+            task = progress.add_task("scenarios", total=len(scenarios))
+            summary = run_sweep(scenarios, out_dir, spark_master=spark_master, batch_size=batch_size,
+                                retry_failed=retry_failed, on_progress=lambda p: progress.update(
+                                    task, completed=p.done, description=f"batch {p.batches_done}/{p.batches}, "
+                                                                        f"{p.failed} failed"))
+    except SparkUnavailable as exc:
+        raise UserError(str(exc)) from None
+    except KeyboardInterrupt:
+        err_console.print(f"the scenarios finished so far are in {out_dir}; rerun the same command to resume", soft_wrap=True,
+                          markup=False)
+        raise
+    err_console.print(summary.describe(), soft_wrap=True, markup=False)
+    for line in summary.errors:
+        err_console.print(f"failed: {line}", style="yellow", soft_wrap=True, markup=False)
+    if with_report:
+        err_console.print(f"report: {write_sweep_report(out_dir)}", soft_wrap=True, markup=False)
 
 
 def main(argv=None) -> None:

@@ -1,72 +1,525 @@
-"""``streamplace demo``: the main job on the embedded default.
+"""``streamplace demo``: the main job on the embedded default (DESIGN 1, the README's ``make demo``).
 
-Today: every uniform micro-benchmark on both paper clusters with every scheduler
-registered for the demo, a summary table on the terminal (with progress) and the results
-as ``results.csv`` + ``results.json`` in the output directory.
+Steps, each with a progress bar and its wall time (``run.json``):
+
+1. **data**: seeded records of every bundled application
+   (:mod:`streamplace.workloads.applications`) -> ``DIR/apps/<app>/records.parquet``, beside the
+   application's ``topology.yaml`` (its two cluster specs are written in step 4).
+2. **traffic** (Spark): the records replayed through the topology's groupings
+   (:func:`streamplace.profile.traffic.replay`, 10 s windows) -> ``DIR/apps/<app>/monitoring/``.
+3. **profile** (Spark): monitoring records -> ``DIR/apps/<app>/profile/``
+   (:func:`streamplace.profile.metrics.build_profile`). Spark runs only for steps 2-3: the
+   session (``local[*]`` unless ``--spark-master``) is stopped before scheduling. It starts with
+   ``fast_start`` (the JVM's C1 compiler only): the demo's Spark jobs are many and short, and
+   this halves steps 2-3 on 2 cores (measured 40 s instead of 70-75 s for the four applications).
+4. **applications**: every registered scheduler on the profile-weighted problem (measured
+   tuples/s as edge weights; built from the written files exactly as ``streamplace evaluate
+   TOPOLOGY CLUSTER PLACEMENT --profile DIR`` builds it) on a homogeneous and a heterogeneous
+   cluster, each result evaluated by :func:`~streamplace.evaluate.records.result_record`
+   (costs, loads, cohesion/coupling, predicted throughput and latency, solve time).
+5. **micro-benchmarks**: the [I]/[T3] Sec. 5 layouts at a few sizes on the papers' two
+   clusters, every registered scheduler; the optimum gives the gap-to-optimum plot.
+6. **report**: ``results.json`` (every record, placements included), ``results.csv``,
+   ``report.html`` + PNGs (:func:`streamplace.bench.report.write_report`), ``run.json`` (options,
+   step times, profile summaries, skipped runs) and a summary table on the terminal.
+
+Application clusters. The [I]/[T3] Sec. 6 testbed machines (:mod:`streamplace.workloads.runtime`):
+high = 4 cores / 4 slots / 4 GiB, low = 2 cores / 2 slots / 2 GiB, 1 Gbit/s. Homogeneous
+``8high``: 8 high nodes; heterogeneous ``4high+4low``. The testbed's capacity of slots x 5 tasks
+(20 and 10) would let any bundled job sit on one or two nodes, so capacity in tasks is sized to the
+application instead: 25 % more than its task count (the slack of
+:meth:`~streamplace.workloads.applications.Application.cluster`), split in proportion to cores
+(``8high``: ``ceil(1.25 n / 8)`` per node; ``4high+4low``: low ``ceil(1.25 n / 12)``, high twice
+that). Cores and bandwidth are the testbed's, so the performance model sees 4 and 2 cores.
+
+Scheduler parameters. ``optimal``: ``time_limit`` (default 10 s; a proven optimum or the best
+placement and bound in that time); ``ischeduler``: theta = 1 s ([I] Sec. 6); ``online``: the
+papers' parameters, rerun without the slot-load cap ``gamma`` when the cap makes it infeasible
+with unit task loads (:func:`~streamplace.bench.reproduce.core.online_with_fallback`; the record's
+``message`` says so); the rest with their defaults.
+
+``throughput`` ([N]) chooses the parallelism as well as the machines, and needs CPU costs per
+tuple. Decision: it runs on the applications whose groupings its model admits (no ``global``
+/ ``all`` stream: [N] Eq. 6), with its profiling derived from the *measured* CPU of the profile
+(``e`` = CPU seconds / tuples executed per operator, :func:`measured_cpu_per_tuple`; MET and R0
+the project's defaults). Its record is for its own job: the chosen parallelism (``parallelism``,
+``n_tasks``), analytic rates of that job, node capacity = 100 % CPU and task loads = predicted
+CPU, so its inter-node cost is not comparable with the fixed-parallelism placements (the summary
+table marks it and leaves it out of the best cost); its predicted throughput is. That job's
+topology and cluster are written to ``DIR/apps/<app>/throughput-<cluster>/``; ``streamplace
+evaluate`` on them reproduces its record except the load keys (``max_utilisation``, ``imbalance``,
+``overloaded_nodes``, ``valid``): its task loads depend on the machine type, which a topology spec
+cannot say. ``max_batch`` stays 1 ([N] Alg. 2 as written), so the parallelism it reaches on these
+8-node clusters is small (smart-home: 5-7 tasks). It is skipped, with
+the reason in ``run.json`` and the report, on the micro-benchmarks (no CPU cost to measure) and on
+applications with a global grouping (frequent-routes, trending-topics).
+
+Every record holds the :func:`result_record` keys plus ``workload``, ``cluster``,
+``application`` or ``layout``, ``n_tasks`` and the files that rebuild its problem
+(``topology_file``, ``cluster_file``, ``profile_dir``: paths relative to DIR). ``--quick``: two
+applications (page-view and trending-topics: one with and one without ``throughput``), 5,000
+records each, micro-benchmarks of 10 and 14 tasks; the same steps.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
+import numpy as np
+import pandas as pd
+from rich import box
 from rich.console import Console
+from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ..evaluate.records import records_to_csv, result_record
-from ..model.specs import atomic_write_text
-from ..schedulers import make_scheduler
-from ..workloads import microbench
+from ..model import Cluster, Problem, Topology
+from ..model.profiling import Profiling, derive_profiling
+from ..model.specs import (atomic_write_text, cluster_to_dict, load_cluster, load_topology, topology_to_dict,
+                           write_document)
+from ..profile import load_profile_graph
+from ..schedulers import Infeasible, available, make_scheduler
+from ..schedulers.base import ScheduleResult
+from ..schedulers.throughput import operator_flows
+from ..workloads import microbench, runtime
+from ..workloads.applications import APPLICATIONS, application, write_records
+from .report import ordered, write_report
+from .reproduce.core import online_with_fallback
 
-DEMO_SCHEDULERS = ("even", "optimal")
-QUICK_SIZES = (10, 12, 14, 16)
+
+@dataclass(frozen=True)
+class Sizes:
+    applications: tuple[str, ...]
+    records: int | None          # generated records per application (None: the application's default)
+    microbench: tuple[int, ...]  # task counts of the micro-benchmarks
 
 
-def demo_records(*, quick: bool = False, time_limit: float = 10.0, progress=None) -> list[dict]:
-    """One record per (instance, scheduler), placement included."""
-    sizes = QUICK_SIZES if quick else microbench.SIZES
-    instances = list(microbench.instances(sizes=sizes))
-    schedulers = [make_scheduler(name, {"time_limit": time_limit} if name == "optimal" else {}) for name in DEMO_SCHEDULERS]
-    records = []
-    task = progress.add_task("scheduling", total=len(instances) * len(schedulers)) if progress else None
-    for inst in instances:
-        for sched in schedulers:
-            if progress:
-                progress.update(task, description=f"{sched.name:>8} {inst.name}")
-            record = result_record(sched.schedule(inst.problem))
-            records.append({"workload": f"{inst.layout}-{inst.n_tasks}", "layout": inst.layout, "n_tasks": inst.n_tasks,
-                            "cluster": inst.cluster, **record})
-            if progress:
-                progress.advance(task)
+FULL = Sizes(tuple(APPLICATIONS), None, (10, 20, 30))
+QUICK = Sizes(("page-view", "trending-topics"), 5_000, (10, 14))
+WINDOW_SECONDS = 10.0
+SLACK = 1.25
+STEPS = ("data", "traffic", "profile", "applications", "micro-benchmarks", "report")
+
+
+# ---------------------------------------------------------------------------- inputs
+
+
+def app_clusters(n_tasks: int) -> tuple[Cluster, Cluster]:
+    """The homogeneous and heterogeneous testbed clusters sized to a job of ``n_tasks`` (module docstring)."""
+    per_core = SLACK * n_tasks
+    homogeneous = _with_capacity(runtime.cluster(8, 0), {"high": math.ceil(per_core / 8)})
+    low = math.ceil(per_core / 12)
+    heterogeneous = _with_capacity(runtime.cluster(4, 4), {"high": 2 * low, "low": low})
+    return homogeneous, heterogeneous
+
+
+def _with_capacity(cluster: Cluster, capacity: dict[str, int]) -> Cluster:
+    return Cluster.build(cluster.name, [dataclasses.replace(n, capacity=float(capacity[n.machine_type]))
+                                        for n in cluster.nodes])
+
+
+def measured_cpu_per_tuple(topology: Topology, loads: pd.DataFrame) -> dict[str, float]:
+    """CPU seconds per executed tuple of every operator, from a profile's task loads
+    (``task``, ``executed_per_s``, ``cpu_cores``): sum of CPU over sum of tuples, per operator."""
+    ids = {label: t for t, label in enumerate(topology.task_labels)}
+    op = topology.operator_of_task[np.array([ids[label] for label in loads["task"]], dtype=np.int64)]
+    n_ops = len(topology.operators)
+    cpu = np.bincount(op, weights=loads["cpu_cores"].to_numpy(float), minlength=n_ops)
+    executed = np.bincount(op, weights=loads["executed_per_s"].to_numpy(float), minlength=n_ops)
+    idle = [o.name for o, e in zip(topology.operators, executed) if not e > 0]
+    if idle:
+        raise ValueError(f"operator {idle[0]!r} executed no tuple in the profile")
+    return {o.name: float(c / e) for o, c, e in zip(topology.operators, cpu, executed)}
+
+
+def measured_profiling(topology: Topology, cluster: Cluster, loads: pd.DataFrame, source: str) -> Profiling:
+    """[N]'s profiling for ``cluster``'s machine types with ``e`` = the measured CPU per tuple."""
+    cpu = measured_cpu_per_tuple(topology, loads)
+    measured = Topology.build(topology.name, [dataclasses.replace(o, cpu_per_tuple=cpu[o.name]) for o in topology.operators],
+                              topology.streams)
+    return dataclasses.replace(derive_profiling(measured, cluster), source=source)
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One workload on one cluster, with the files that rebuild its problem."""
+
+    context: dict                      # workload, cluster, application|layout, n_tasks
+    files: dict                        # topology_file, cluster_file, profile_dir (relative to DIR)
+    problem: Problem
+    loads: pd.DataFrame | None = None  # measured task loads (applications)
+
+    @property
+    def label(self) -> str:
+        return f"{self.context['workload']}@{self.context['cluster']}"
+
+
+def problem_from_files(out_dir: Path, files: dict) -> Problem:
+    """The problem ``streamplace evaluate`` builds from these files (measured weights with a profile)."""
+    topo = load_topology(out_dir / files["topology_file"])
+    cluster = load_cluster(out_dir / files["cluster_file"])
+    graph = load_profile_graph(out_dir / files["profile_dir"], topo) if files.get("profile_dir") else None
+    return Problem.from_topology(topo, cluster, graph=graph)
+
+
+def _instance(out_dir: Path, context: dict, topology_file: str, cluster_file: str, profile_dir: str | None = None,
+              loads: pd.DataFrame | None = None) -> Instance:
+    files = {"topology_file": topology_file, "cluster_file": cluster_file, "profile_dir": profile_dir}
+    return Instance(context, files, problem_from_files(out_dir, files), loads)
+
+
+def microbench_instances(out_dir: Path, sizes: tuple[int, ...]) -> list[Instance]:
+    """The [I]/[T3] Sec. 5 micro-benchmarks of ``sizes`` tasks on the papers' two clusters (specs in DIR/microbench)."""
+    for preset in microbench.CLUSTER_PRESETS:
+        write_document(cluster_to_dict(microbench.cluster(preset)), out_dir / f"microbench/cluster-{preset}.yaml")
+    out = []
+    for layout in microbench.LAYOUTS:
+        for n in sizes:
+            topology_file = f"microbench/{layout}-{n}.yaml"
+            write_document(topology_to_dict(microbench.microbench(layout, n)), out_dir / topology_file)
+            for preset in microbench.CLUSTER_PRESETS:
+                context = {"workload": f"{layout}-{n}", "cluster": preset, "layout": layout, "n_tasks": n}
+                out.append(_instance(out_dir, context, topology_file, f"microbench/cluster-{preset}.yaml"))
+    return out
+
+
+# ---------------------------------------------------------------------------- the Spark part
+
+
+@dataclass
+class DemoRun:
+    """What :func:`run_demo` produced."""
+
+    out_dir: Path
+    records: list[dict] = field(default_factory=list)
+    skipped: list[dict] = field(default_factory=list)
+    steps: dict[str, float] = field(default_factory=dict)
+    applications: dict[str, dict] = field(default_factory=dict)
+    spark_master: str = ""
+
+
+class _Steps:
+    """One progress bar per step, created up front; a log line with the time when a step ends."""
+
+    def __init__(self, progress: Progress, run: DemoRun, totals: dict[str, int]):
+        self.progress, self.run = progress, run
+        self.ids = {s: progress.add_task(f"[{i}/{len(STEPS)}] {s}", total=totals[s], start=False)
+                    for i, s in enumerate(STEPS, 1)}
+        self.current: str | None = None
+        self.began = 0.0
+
+    def start(self, step: str) -> None:
+        self.current, self.began = step, time.perf_counter()
+        self.progress.start_task(self.ids[step])
+
+    def item(self, text: str) -> None:
+        number = STEPS.index(self.current) + 1
+        self.progress.update(self.ids[self.current], description=f"[{number}/{len(STEPS)}] {self.current}: {text}")
+
+    def advance(self) -> None:
+        self.progress.advance(self.ids[self.current])
+
+    def done(self, summary: str = "") -> None:
+        seconds = time.perf_counter() - self.began
+        self.run.steps[self.current] = seconds
+        number = STEPS.index(self.current) + 1
+        self.progress.update(self.ids[self.current], description=f"[{number}/{len(STEPS)}] {self.current}",
+                             completed=self.progress.tasks[self.ids[self.current]].total)
+        self.progress.stop_task(self.ids[self.current])
+        self.progress.console.print(f"[{number}/{len(STEPS)}] {self.current}: done in {seconds:.1f} s"
+                                    f"{': ' + summary if summary else ''}", markup=False, highlight=False)
+
+
+def _generate(names: tuple[str, ...], n_records: int | None, out_dir: Path, steps: _Steps, run: DemoRun) -> dict[str, Path]:
+    """Step 1: each application's topology and generated records (seed 0); the records' paths."""
+    steps.start("data")
+    records = {}
+    for name in names:
+        steps.item(name)
+        app = application(name)
+        write_document(topology_to_dict(app.topology), out_dir / "apps" / name / "topology.yaml")
+        count = n_records or app.default_records
+        records[name] = write_records(app.generate(count, 0), out_dir / "apps" / name / "records.parquet")
+        run.applications[name] = {"records": count, "tasks": app.topology.n_tasks, "description": app.description}
+        steps.advance()
+    steps.done(", ".join(f"{n} {run.applications[n]['records']:,} records" for n in names))
     return records
+
+
+def _profile(spark, records: dict[str, Path], out_dir: Path, steps: _Steps, run: DemoRun) -> dict[str, pd.DataFrame]:
+    """Steps 2 (already started: it includes the session start) and 3 on ``spark``: each
+    application's measured task loads (its profile is in ``DIR/apps/<app>/profile``)."""
+    from ..profile import inspect_input
+    from ..profile.metrics import build_profile
+    from ..profile.traffic import read_application_records, release, replay, write_monitoring
+
+    monitoring = {}
+    for name, path in records.items():
+        steps.item(f"{name} (Spark {spark.sparkContext.master})")
+        app = application(name)
+        inp = inspect_input(path, None, (app.time_column,))
+        mon = replay(spark, app.topology, read_application_records(spark, inp), logic=app.logic,
+                     time_column=app.time_column, window_seconds=WINDOW_SECONDS)
+        try:
+            monitoring[name] = write_monitoring(mon, out_dir / "apps" / name / "monitoring")
+        finally:
+            release(mon)
+        run.applications[name]["tuples_executed"] = dict(mon.executed)
+        steps.advance()
+    steps.done(f"{len(records)} applications replayed in {WINDOW_SECONDS:g} s windows on {spark.sparkContext.master}")
+
+    steps.start("profile")
+    loads = {}
+    for name, (traffic, load) in monitoring.items():
+        steps.item(name)
+        profile = build_profile(spark, application(name).topology, [str(traffic)], [str(load)],
+                                out_dir=out_dir / "apps" / name / "profile")
+        run.applications[name]["profile"] = {k: profile.summary[k] for k in ("rows_read", "rows_used", "rows_rejected", "edges")}
+        loads[name] = profile.loads
+        steps.advance()
+    steps.done(", ".join(f"{n} {a['profile']['edges']} edges" for n, a in run.applications.items()))
+    run.spark_master = spark.sparkContext.master
+    return loads
+
+
+def application_instances(out_dir: Path, loads: dict[str, pd.DataFrame], run: DemoRun) -> list[Instance]:
+    """Each profiled application on its two clusters (the cluster specs are written beside its topology)."""
+    instances = []
+    for name, measured in loads.items():
+        base, n_tasks = f"apps/{name}", application(name).topology.n_tasks
+        clusters = app_clusters(n_tasks)
+        run.applications[name]["clusters"] = {c.name: {n.machine_type: n.capacity for n in c.nodes} for c in clusters}
+        for cluster in clusters:
+            write_document(cluster_to_dict(cluster), out_dir / base / f"cluster-{cluster.name}.yaml")
+            context = {"workload": name, "cluster": cluster.name, "application": name, "n_tasks": n_tasks}
+            instances.append(_instance(out_dir, context, f"{base}/topology.yaml", f"{base}/cluster-{cluster.name}.yaml",
+                                       f"{base}/profile", measured))
+    return instances
+
+
+# ---------------------------------------------------------------------------- scheduling
+
+
+Runner = Callable[[Problem], ScheduleResult]
+
+
+def runner(name: str, instance: Instance, *, time_limit: float) -> Runner | str:
+    """How ``name`` runs on ``instance``, or the reason it is skipped (module docstring)."""
+    if name == "online":
+        return online_with_fallback()
+    if name == "optimal":
+        return make_scheduler(name, {"time_limit": time_limit}).schedule
+    if name == "ischeduler":
+        return make_scheduler(name, {"theta": 1.0}).schedule
+    if name != "throughput":
+        return make_scheduler(name).schedule
+    if instance.loads is None:
+        return "no CPU cost per tuple to measure (the micro-benchmarks model traffic only)"
+    try:
+        operator_flows(instance.problem.topology)
+        profiling = measured_profiling(instance.problem.topology, instance.problem.cluster, instance.loads,
+                                       f"<measured CPU of {instance.files['profile_dir']}>")
+    except (Infeasible, ValueError) as exc:
+        return str(exc)
+    return make_scheduler(name, {"profiling": profiling}).schedule
+
+
+def _own_job_files(out_dir: Path, instance: Instance, result: ScheduleResult) -> dict:
+    """Specs of a job whose parallelism the scheduler chose (throughput), for ``streamplace evaluate``."""
+    base = f"apps/{instance.context['application']}/{result.scheduler}-{instance.context['cluster']}"
+    write_document(topology_to_dict(result.problem.topology), out_dir / base / "topology.yaml")
+    write_document(cluster_to_dict(result.problem.cluster), out_dir / base / "cluster.yaml")
+    return {"topology_file": f"{base}/topology.yaml", "cluster_file": f"{base}/cluster.yaml", "profile_dir": None}
+
+
+def schedule_all(instances: list[Instance], out_dir: Path, steps: _Steps, run: DemoRun, *, time_limit: float) -> None:
+    names = available()
+    for inst in instances:
+        for name in names:
+            steps.item(f"{name} on {inst.label}")
+            how = runner(name, inst, time_limit=time_limit)
+            if isinstance(how, str):
+                run.skipped.append({"workload": inst.context["workload"], "cluster": inst.context["cluster"],
+                                    "scheduler": name, "reason": how})
+            else:
+                result = how(inst.problem)
+                context, files = dict(inst.context), inst.files
+                if result.ok and result.problem.topology != inst.problem.topology:  # chose its own parallelism
+                    context["n_tasks"] = result.problem.topology.n_tasks
+                    context["parallelism"] = {op.name: op.parallelism for op in result.problem.topology.operators}
+                    files = _own_job_files(out_dir, inst, result)
+                run.records.append({**context, **result_record(result), **files})
+            steps.advance()
+
+
+# ---------------------------------------------------------------------------- summary
+
+
+SUMMARY_ROWS = (("inter_node_cost", "inter-node", min), ("throughput", "throughput", max), ("seconds", "time", min))
+_REL_TOL = 1e-9
+
+
+def _compact(value: float | None, key: str) -> str:
+    if value is None:
+        return "-"
+    if key == "seconds":
+        return f"{value:.2f}"
+    size = abs(value)
+    if size >= 1e6:
+        return f"{value / 1e6:.3g}M"
+    if size >= 1e4:
+        return f"{value / 1e3:.3g}k"
+    return f"{value:.0f}" if size >= 100 else f"{value:.3g}"
+
+
+def _comparable(rec: dict, key: str) -> bool:
+    """A value that competes for "best": a placement within capacity, of the given job
+    (a scheduler that chose its own parallelism competes on throughput and time only)."""
+    return rec.get(key) is not None and rec.get("valid") is True and not (key == "inter_node_cost" and "parallelism" in rec)
 
 
 def summary_table(records: list[dict]) -> Table:
-    table = Table(title="inter-node cost: even vs optimal")
-    for col in ("workload", "cluster", "even", "optimal", "status", "lower bound", "saving", "solve s"):
-        table.add_column(col, justify="left" if col in ("workload", "cluster", "status") else "right")
-    by_key: dict[tuple, dict] = {}
+    """Per workload x cluster: each scheduler's inter-node cost, predicted throughput and solve time; best marked."""
+    names = ordered(rec["scheduler"] for rec in records)
+    table = Table(title="inter-node traffic (tuples/s), predicted throughput (tuples/s), solve time (s)",
+                  box=box.SIMPLE_HEAD, caption="* best (within capacity)   ! exceeds node capacity   "
+                                               "† own parallelism: another job, not compared   - no placement")
+    for col in ("workload", "cluster", "metric", *names):
+        table.add_column(col, justify="left" if col in ("workload", "cluster", "metric") else "right")
+    by_instance: dict[tuple, dict[str, dict]] = {}
     for rec in records:
-        by_key.setdefault((rec["workload"], rec["cluster"]), {})[rec["scheduler"]] = rec
-    for (workload, cluster), recs in by_key.items():
-        even, opt = recs.get("even", {}), recs.get("optimal", {})
-        e, o = even.get("inter_node_cost"), opt.get("inter_node_cost")
-        saving = f"{100 * (1 - o / e):.0f}%" if e and o is not None else "-"
-        table.add_row(workload, cluster, f"{e:g}" if e is not None else "-", f"{o:g}" if o is not None else "-",
-                      opt.get("status", "-"), f"{opt['lower_bound']:g}" if opt.get("lower_bound") is not None else "-",
-                      saving, f"{opt.get('seconds', 0):.2f}")
+        by_instance.setdefault((rec["workload"], rec["cluster"]), {})[rec["scheduler"]] = rec
+    for (workload, cluster), recs in by_instance.items():
+        for i, (key, label, pick) in enumerate(SUMMARY_ROWS):
+            candidates = [r[key] for r in recs.values() if _comparable(r, key)]
+            best = pick(candidates) if candidates else None
+            cells = []
+            for name in names:
+                rec = recs.get(name)
+                value = rec.get(key) if rec else None
+                text = _compact(value, key)
+                if value is not None and best is not None and _comparable(rec, key) and \
+                        abs(value - best) <= _REL_TOL * max(1.0, abs(best)):
+                    text = f"[bold green]{text}*[/]"
+                elif rec and value is not None and rec.get("valid") is False and key != "seconds":
+                    text += "!"
+                if rec and key == "inter_node_cost" and "parallelism" in rec and value is not None:
+                    text += "†"
+                cells.append(text)
+            table.add_row(workload if i == 0 else "", cluster if i == 0 else "", label, *cells,
+                          end_section=i == len(SUMMARY_ROWS) - 1)
     return table
 
 
-def run_demo(out_dir: Path, *, quick: bool = False, time_limit: float = 10.0, console: Console | None = None) -> list[dict]:
+def _print_whole(console: Console, table: Table) -> None:
+    """Print ``table`` at its natural width when the output is not a terminal (a log, a pipe), so
+    no cell is cropped to Rich's default 80 columns; a terminal gets the terminal's width."""
+    saved = console.width
+    if not console.is_terminal:
+        console.width = max(saved, Measurement.get(console, console.options.update(width=10_000), table).maximum)
+    try:
+        console.print(table)
+    finally:
+        console.width = saved
+
+
+def _intro(run: DemoRun, quick: bool, wall: float) -> str:
+    apps = "; ".join(f"{name}: {a['records']:,} generated records, {a['tasks']} tasks, profile of "
+                     f"{a['profile']['edges']} edges from {a['profile']['rows_used']:,} monitoring rows"
+                     for name, a in run.applications.items())
+    by_reason: dict[tuple, list[str]] = {}
+    for s in run.skipped:
+        by_reason.setdefault((s["scheduler"], s["reason"]), []).append(s["workload"])
+    skipped = "; ".join(f"{name} on {', '.join(dict.fromkeys(workloads))}: {reason}"
+                        for (name, reason), workloads in by_reason.items())
+    return "\n\n".join([
+        f"The main job{' (--quick sizes)' if quick else ''}: bundled applications generated, replayed on Spark into "
+        f"monitoring records and profiled; every registered scheduler on the profile-weighted problem on a homogeneous "
+        f"(8high) and a heterogeneous (4high+4low) testbed cluster, then the micro-benchmarks on the papers' clusters. "
+        f"{len(run.records)} results in {wall:.0f} s.",
+        f"Applications: {apps}.",
+        "Inter-node traffic of the applications is in measured tuples/s. The throughput scheduler chooses its own "
+        "parallelism (details in results.json): its inter-node traffic is that of another job; its predicted "
+        "throughput compares. Where the optimal solver did not prove the optimum within its time limit (workloads "
+        "starred in the gap plot), gaps are measured against its lower bound, which can lie far below the optimum.",
+        f"Not run: {skipped}." if skipped else "",
+    ])
+
+
+def _write_outputs(run: DemoRun, out_dir: Path, *, quick: bool, wall: float) -> None:
+    atomic_write_text(out_dir / "results.json", json.dumps(run.records, indent=1) + "\n")
+    atomic_write_text(out_dir / "results.csv", records_to_csv(run.records))
+    write_report(run.records, out_dir, title="streamplace demo", intro=_intro(run, quick, wall))
+
+
+def _scheduler_seconds(records: list[dict]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for rec in records:
+        out[rec["scheduler"]] = out.get(rec["scheduler"], 0.0) + rec["seconds"]
+    return {k: round(v, 3) for k, v in out.items()}
+
+
+# ---------------------------------------------------------------------------- the job
+
+
+def run_demo(out_dir: Path, *, quick: bool = False, time_limit: float = 10.0, console: Console | None = None,
+             spark=None, master: str | None = None) -> DemoRun:
+    """The main job into ``out_dir``. ``spark``: the session to use; without it, the session running
+    in this process if any (and ``master`` is None or its master), else a new one on ``master``
+    (default ``local[*]``), stopped after the profiling steps."""
+    from ..profile.spark import active_session, resolve_master, spark_session
+
+    if not time_limit > 0:
+        raise ValueError(f"the optimal solver's time limit must be > 0 seconds, got {time_limit}")
     console = console or Console()
+    out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    sizes = QUICK if quick else FULL
+    run = DemoRun(out_dir)
+    began = time.perf_counter()
+    n_micro = len(microbench.LAYOUTS) * len(microbench.CLUSTER_PRESETS) * len(sizes.microbench)
+    n_apps = len(sizes.applications)
+    totals = {"data": n_apps, "traffic": n_apps, "profile": n_apps, "applications": n_apps * 2 * len(available()),
+              "micro-benchmarks": n_micro * len(available()), "report": 1}
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=False) as progress:
-        records = demo_records(quick=quick, time_limit=time_limit, progress=progress)
-    console.print(summary_table(records))
-    atomic_write_text(out_dir / "results.json", json.dumps(records, indent=2) + "\n")
-    atomic_write_text(out_dir / "results.csv", records_to_csv(records))
-    console.print(f"results: {out_dir / 'results.csv'} and {out_dir / 'results.json'} ({len(records)} records)")
-    return records
+                  console=console) as progress:
+        steps = _Steps(progress, run, totals)
+        records = _generate(sizes.applications, sizes.records, out_dir, steps, run)
+        steps.start("traffic")
+        if spark is not None:
+            loads = _profile(spark, records, out_dir, steps, run)
+        else:
+            steps.item(f"starting Spark ({resolve_master(master) if active_session() is None else 'running session'})")
+            with spark_session(master, fast_start=True) as session:  # C1-only JIT: the jobs are short
+                loads = _profile(session, records, out_dir, steps, run)
+        instances = application_instances(out_dir, loads, run)
+        steps.start("applications")
+        schedule_all(instances, out_dir, steps, run, time_limit=time_limit)
+        steps.done(f"{len(instances)} application instances x {len(available())} schedulers")
+        steps.start("micro-benchmarks")
+        schedule_all(microbench_instances(out_dir, sizes.microbench), out_dir, steps, run, time_limit=time_limit)
+        steps.done(f"{n_micro} instances, sizes {', '.join(map(str, sizes.microbench))}")
+        steps.start("report")
+        steps.item("results.json, results.csv, report.html, PNGs")
+        _write_outputs(run, out_dir, quick=quick, wall=time.perf_counter() - began)
+        steps.advance()
+        steps.done()
+    wall = time.perf_counter() - began
+    atomic_write_text(out_dir / "run.json", json.dumps({
+        "quick": quick, "time_limit": time_limit, "spark_master": run.spark_master, "wall_seconds": round(wall, 3),
+        "steps": {k: round(v, 3) for k, v in run.steps.items()}, "scheduler_seconds": _scheduler_seconds(run.records),
+        "schedulers": available(), "applications": run.applications, "microbench_sizes": list(sizes.microbench),
+        "skipped": run.skipped,
+    }, indent=1) + "\n")
+    _print_whole(console, summary_table(run.records))
+    where = ", ".join(f"{k} {v:.0f} s" for k, v in run.steps.items())
+    console.print(f"{len(run.records)} results in {wall:.0f} s ({where}); {len(run.skipped)} runs skipped (reasons in "
+                  f"run.json). Wrote {out_dir / 'report.html'}, PNGs, results.csv, results.json, run.json")
+    return run

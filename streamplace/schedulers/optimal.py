@@ -592,6 +592,7 @@ def _new_solver(time_limit, num_workers, seed, params=None, log=False):
     solver.parameters.max_time_in_seconds = max(0.01, float(time_limit))
     solver.parameters.num_workers = max(1, int(num_workers))
     solver.parameters.random_seed = int(seed)
+    solver.parameters.interleave_search = True  # deterministic parallel search: same seed, same answer
     solver.parameters.log_search_progress = bool(log)
     for key, val in (params or {}).items():
         if isinstance(val, list):
