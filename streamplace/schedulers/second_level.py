@@ -23,16 +23,18 @@ def assign_workers(problem: Problem, node_of_task: np.ndarray, *, tasks_per_work
     node_of_task = np.asarray(node_of_task, dtype=np.int64)
     worker = np.zeros(node_of_task.shape[0], dtype=np.int64)
     order = np.argsort(node_of_task, kind="stable")
-    bounds = np.flatnonzero(np.diff(node_of_task[order])) + 1
-    weights = problem.graph.weights
-    for tasks in np.split(order, bounds):
-        if tasks.size == 0:
-            continue
-        j = int(node_of_task[tasks[0]])
-        w = min(int(problem.cluster.slots[j]), -(-tasks.size // tasks_per_worker))
-        if w <= 1:
-            continue
-        sub = weights[tasks][:, tasks]
-        parts = kway_partition(sub, problem.graph.loads[tasks], w, seed=seed)
-        worker[tasks] = np.unique(parts, return_inverse=True)[1]
+    sorted_nodes = node_of_task[order]
+    present = np.unique(sorted_nodes)
+    starts = np.searchsorted(sorted_nodes, present)
+    ends = np.searchsorted(sorted_nodes, present, side="right")
+    n_workers = np.minimum(problem.cluster.slots[present], -(-(ends - starts) // tasks_per_worker))
+    split = np.flatnonzero(n_workers > 1)
+    if split.size == 0:
+        return worker
+    weights = problem.graph.weights[order][:, order]  # each node's tasks form one diagonal block
+    loads = problem.graph.loads[order]
+    for i in split.tolist():
+        lo, hi = int(starts[i]), int(ends[i])
+        parts = kway_partition(weights[lo:hi, lo:hi], loads[lo:hi], int(n_workers[i]), seed=seed)
+        worker[order[lo:hi]] = np.unique(parts, return_inverse=True)[1]
     return worker
