@@ -59,6 +59,7 @@ OBJECTIVES = {"cut": 0, "volume": 1}
 _EDGE_SCALE = 1_000_000
 _VERTEX_SCALE = 10_000
 MAX_DIRECT_PARTS = 1024
+SMALL_GRAPH = 4096  # up to this many vertices: recursive bisection (see _metis)
 
 
 def _to_int_weights(values: np.ndarray, scale: int, *, positive: bool) -> np.ndarray:
@@ -97,13 +98,17 @@ def _clean(weights) -> sp.csr_matrix:
 
 
 def _metis(g: sp.csr_matrix, vw: np.ndarray, tp: np.ndarray, imbalance: float, objtype: int, seed: int) -> np.ndarray:
+    # METIS's k-way mode ignores balance on tiny graphs (star-20 into 5 parts: one part holds
+    # all 20 vertices); recursive bisection honours the targets there. It has no volume
+    # objective, so volume stays k-way (the metis scheduler repairs capacity afterwards).
+    recursive = g.shape[0] <= SMALL_GRAPH and objtype == OBJECTIVES["cut"]
     options = pymetis.Options(seed=int(seed) % (2**31), ufactor=max(1, int(round((imbalance - 1.0) * 1000))),
                               objtype=objtype)
     res = pymetis.part_graph(
         tp.size, pymetis.CSRAdjacency(adj_starts=g.indptr.astype(np.int64), adjacent=g.indices.astype(np.int64)),
         vweights=_to_int_weights(vw, _VERTEX_SCALE, positive=False),
         eweights=_to_int_weights(g.data, _EDGE_SCALE, positive=True),
-        tpwgts=(tp / tp.sum()).tolist(), recursive=False, options=options)
+        tpwgts=(tp / tp.sum()).tolist(), recursive=recursive, options=options)
     return np.asarray(res.vertex_part, dtype=np.int64)
 
 
