@@ -12,16 +12,15 @@ from functools import cached_property
 
 import numpy as np
 
+from .errors import FieldError
+
 DEFAULT_SLOTS = 4
 DEFAULT_CORES = 4
 DEFAULT_BANDWIDTH = 125e6  # bytes/s: 1 Gbit/s Ethernet, the papers' testbeds
 
 
-class ClusterError(ValueError):
-    def __init__(self, field_path: str, problem: str):
-        super().__init__(f"{field_path}: {problem}")
-        self.field_path = field_path
-        self.problem = problem
+class ClusterError(FieldError):
+    """A cluster that violates a rule; ``field_path`` names the offending field."""
 
 
 @dataclass(frozen=True)

@@ -15,15 +15,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .cluster import Cluster
+from .errors import FieldError
 
 CAPACITY_EPS = 1e-9
 
 
-class PlacementError(ValueError):
-    def __init__(self, field_path: str, problem: str):
-        super().__init__(f"{field_path}: {problem}")
-        self.field_path = field_path
-        self.problem = problem
+class PlacementError(FieldError):
+    """A placement that violates a rule; ``field_path`` names the offending field."""
 
 
 @dataclass(frozen=True, eq=False)

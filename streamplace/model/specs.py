@@ -168,15 +168,21 @@ def _failer(path):
     return fail
 
 
+def _named_mapping(doc: Any, path, kind: str, keys: tuple[str, ...], fail) -> str:
+    """Check the top level of a spec document (a mapping with only ``keys``); return its name
+    (default: the file's stem)."""
+    if not isinstance(doc, dict):
+        fail("", f"a {kind} must be a mapping with {', '.join(keys)}, got {type(doc).__name__}")
+    for key in doc:
+        if key not in keys:
+            fail(key, f"unknown field (expected {', '.join(keys)})")
+    return _string(doc.get("name", Path(str(path)).stem), "name", fail)
+
+
 # ---------------------------------------------------------------------- topology
 def topology_from_dict(doc: Any, path: str | os.PathLike = "<topology>") -> Topology:
     fail = _failer(path)
-    if not isinstance(doc, dict):
-        fail("", f"a topology must be a mapping with name, operators and streams, got {type(doc).__name__}")
-    for key in doc:
-        if key not in ("name", "operators", "streams"):
-            fail(key, "unknown field (expected name, operators, streams)")
-    name = _string(doc.get("name", Path(str(path)).stem), "name", fail)
+    name = _named_mapping(doc, path, "topology", ("name", "operators", "streams"), fail)
     ops = [_record(o, f"operators[{i}]", OPERATOR_FIELDS, ("name", "parallelism"), fail) for i, o in enumerate(_list(doc, "operators", fail))]
     total = sum(o["parallelism"] for o in ops if o["parallelism"] > 0)
     if total > MAX_TASKS:
@@ -214,12 +220,7 @@ def load_topology(path: str | os.PathLike) -> Topology:
 # ---------------------------------------------------------------------- cluster
 def cluster_from_dict(doc: Any, path: str | os.PathLike = "<cluster>") -> Cluster:
     fail = _failer(path)
-    if not isinstance(doc, dict):
-        fail("", f"a cluster must be a mapping with nodes or groups, got {type(doc).__name__}")
-    for key in doc:
-        if key not in ("name", "nodes", "groups"):
-            fail(key, "unknown field (expected name, nodes, groups)")
-    name = _string(doc.get("name", Path(str(path)).stem), "name", fail)
+    name = _named_mapping(doc, path, "cluster", ("name", "nodes", "groups"), fail)
     if ("nodes" in doc) == ("groups" in doc):
         fail("", "give exactly one of nodes or groups")
     nodes: list[Node] = []

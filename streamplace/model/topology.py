@@ -13,18 +13,15 @@ from functools import cached_property
 
 import numpy as np
 
+from .errors import FieldError
+
 GROUPINGS = ("shuffle", "fields", "global", "all", "local_or_shuffle")
 ROLES = ("source", "compute", "sink")
 KEY_DISTRIBUTIONS = ("uniform", "zipf")
 
 
-class TopologyError(ValueError):
+class TopologyError(FieldError):
     """A topology that violates a structural rule; ``field`` names the offending path."""
-
-    def __init__(self, field_path: str, problem: str):
-        super().__init__(f"{field_path}: {problem}")
-        self.field_path = field_path
-        self.problem = problem
 
 
 @dataclass(frozen=True)
