@@ -180,15 +180,18 @@ _REL_TOL = 1e-9
 
 def add_gaps(records: Sequence[dict], *, keys: Sequence[str] = INSTANCE_KEYS, cost: str = "inter_node_cost") -> list[dict]:
     """Copies of ``records`` with ``reference``, ``reference_proven``, ``gap`` and ``gap_pct``
-    (the module docstring defines them); instances are the distinct values of ``keys``."""
+    (the module docstring defines them); instances are the distinct values of ``keys``. A record
+    with its own ``parallelism`` (the throughput scheduler chose another job) has no gap and is
+    never a reference."""
     by_instance: dict[tuple, list[dict]] = {}
     for rec in records:
-        by_instance.setdefault(tuple(rec.get(k) for k in keys), []).append(rec)
+        if rec.get("parallelism") is None:
+            by_instance.setdefault(tuple(rec.get(k) for k in keys), []).append(rec)
     reference = {inst: _reference(recs, cost) for inst, recs in by_instance.items()}
     out = []
     for rec in records:
-        ref, proven = reference[tuple(rec.get(k) for k in keys)]
-        value = _number(rec.get(cost))
+        ref, proven = reference.get(tuple(rec.get(k) for k in keys), (None, None))
+        value = _number(rec.get(cost)) if rec.get("parallelism") is None else None
         gap = value - ref if value is not None and ref is not None else None
         if gap is None or (ref == 0 and gap != 0):
             pct = None
@@ -398,7 +401,7 @@ def plot_gap_to_optimum(records: Sequence[dict], *, title: str | None = None, ke
     without a proven optimum are measured against the best lower bound and starred, or left out
     with ``proven_only`` (a weak bound makes such bars meaningless)."""
     gapped = [r for r in add_gaps(_check(records, "inter_node_cost"), keys=keys)
-              if r["reference"] is not None and (r["reference_proven"] or not proven_only)]
+              if r["reference"] is not None and (r["reference_proven"] or not proven_only) and r.get("parallelism") is None]
     if not gapped:
         raise ValueError("no instance has an optimum or a lower bound: run the optimal scheduler too")
     starred = [r if r["reference_proven"] else {**r, group_by: f"{r.get(group_by)}*"} for r in gapped]

@@ -159,6 +159,8 @@ def test_gap_plot_stars_instances_without_a_proven_optimum():
     assert "* vs lower bound (optimum not proven)" in legend_texts(fig)
     bars = {c.get_label(): [p.get_height() for p in c] for c in fig.axes[0].containers if isinstance(c, BarContainer)}
     assert bars["even"] == pytest.approx([20.0, 140.0])
+    other_job = add_gaps(records + [{**rec("p", "throughput", 1.0), "parallelism": {"a": 3}}])
+    assert other_job[0]["reference"] == 10.0 and other_job[-1]["gap"] is None
     proven = plot_gap_to_optimum(records, proven_only=True)
     assert [t.get_text() for t in proven.axes[0].get_xticklabels()] == ["p"]
 
