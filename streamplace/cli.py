@@ -56,8 +56,10 @@ def _scheduler(name: str, params: dict, seed: int | None, time_limit: float | No
             params.setdefault("seed", seed)
         if profiling is not None and "profiling" in fields:
             params.setdefault("profiling", profiling)
-        if time_limit is not None and "time_limit" in fields:
-            params.setdefault("time_limit", time_limit)
+        if time_limit is not None:  # the solve-time budget: time_limit, or I-Scheduler's theta
+            for key in ("time_limit", "theta"):
+                if key in fields:
+                    params.setdefault(key, time_limit)
     return make_scheduler(name, params)
 
 
@@ -134,7 +136,7 @@ def cli(ctx, debug):
 @click.option("--scheduler", "-s", "name", required=True, help=f"Scheduler name ({', '.join(available())}).")
 @click.option("--param", "-p", "params", multiple=True, metavar="KEY=VALUE", help="Scheduler parameter (repeatable).")
 @click.option("--seed", type=int, default=None, help="Random seed (default 0).")
-@click.option("--time-limit", type=click.FloatRange(min=0), default=None, help="Seconds allowed to solvers that take a limit.")
+@click.option("--time-limit", type=click.FloatRange(min=0), default=None, help="Seconds allowed to solvers that take a limit (optimal: time_limit, ischeduler: theta).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the result (JSON, with the placement) here.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--profiling", type=click.Path(), default=None, help=PROFILING_HELP)

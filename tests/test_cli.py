@@ -111,3 +111,9 @@ def test_console_script_runs_as_a_process(files):
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["scheduler"] == "even"
+
+
+def test_time_limit_reaches_ischeduler_theta(files, capsys):
+    topo, cluster = files
+    code, out, _ = run(["schedule", str(topo), str(cluster), "-s", "ischeduler", "--time-limit", "0", "--format", "json"], capsys)
+    assert code == 0 and json.loads(out)["params"]["theta"] == 0
