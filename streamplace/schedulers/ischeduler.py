@@ -70,6 +70,7 @@ import scipy.sparse as sp
 from ..model import Placement, Problem
 from ..partition import kway_partition
 from .base import Infeasible, Outcome, Scheduler, register
+from .segments import segment_cumsum
 from .optimal import greedy_placement, inter_node_cost, solve_min_inter_node
 from .second_level import DEFAULT_TASKS_PER_WORKER, assign_workers
 
@@ -112,14 +113,6 @@ class Fusion:
     optimiser: bool  # still on after the loop
 
 
-def _within_part_cumsum(parts: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Running sum of ``values`` restarted at every change of the (sorted) ``parts``."""
-    total = np.cumsum(values)
-    first = np.r_[True, parts[1:] != parts[:-1]]
-    start = np.maximum.accumulate(np.where(first, np.arange(parts.size), 0))
-    return total - (total - values)[start]
-
-
 def capped_parts(sub: sp.csr_matrix, loads: np.ndarray, k: int, capacity: float, seed: int) -> np.ndarray:
     """K-way parts (ids 0..k-1) of target load ``capacity`` (the last: the remainder), each at most that.
 
@@ -134,7 +127,7 @@ def capped_parts(sub: sp.csr_matrix, loads: np.ndarray, k: int, capacity: float,
     same = parts[coo.row] == parts[coo.col]
     inner = np.bincount(coo.row[same], weights=coo.data[same], minlength=parts.size)
     order = np.lexsort((-inner, parts))
-    keep = _within_part_cumsum(parts[order], loads[order]) <= capacity * (1 + _TOL) + _TOL
+    keep = segment_cumsum(parts[order], loads[order]) <= capacity * (1 + _TOL) + _TOL
     parts[order[~keep]] = -1
     return best_fit(sub, loads, parts, np.full(k, capacity))
 
@@ -277,7 +270,7 @@ def best_fit(weights: sp.csr_matrix, loads: np.ndarray, node: np.ndarray, capaci
         if cand.size == 0:
             return node
         o = cand[np.lexsort((-need[cand], -score[cand], choice[cand]))]
-        accept = _within_part_cumsum(choice[o], need[o]) <= free[choice[o]] + _TOL
+        accept = segment_cumsum(choice[o], need[o]) <= free[choice[o]] + _TOL
         node[todo[o[accept]]] = choice[o[accept]]
 
 

@@ -61,6 +61,7 @@ from ..model.placement import CAPACITY_EPS
 from ..partition import kway_partition
 from ..partition.kway import OBJECTIVES
 from .base import Infeasible, Outcome, Scheduler, register
+from .segments import segment_cumsum
 from .second_level import DEFAULT_TASKS_PER_WORKER, assign_workers
 
 VERTEX_WEIGHTS = ("traffic", "load")
@@ -112,13 +113,6 @@ def _spread(task_loads: np.ndarray, free: np.ndarray) -> np.ndarray:
     return np.where(at < nodes.size, nodes[np.minimum(at, nodes.size - 1)], -1)
 
 
-def _running_total(keys: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Inclusive cumulative sum of ``values`` within runs of equal ``keys`` (values >= 0)."""
-    total = np.cumsum(values)
-    starts = np.r_[True, keys[1:] != keys[:-1]]
-    return total - np.maximum.accumulate(np.where(starts, total - values, -np.inf))
-
-
 def repack(node: np.ndarray, loads: np.ndarray, capacities: np.ndarray, allowed: np.ndarray) -> np.ndarray:
     """Last resort: tasks by load (descending) stay on their node while it has room, else go to
     the allowed node with the most room (worst fit); raises :class:`Infeasible` if one fits nowhere."""
@@ -152,15 +146,15 @@ def _round_moves(weights: sp.csr_matrix, loads: np.ndarray, node: np.ndarray, fr
     src = node[cand]
     by_src = np.lexsort((rank, src))
     load, excess = loads[cand[by_src]], -free[src[by_src]] - eps[src[by_src]]
-    before = _running_total(src[by_src], load) - load
-    position = _running_total(src[by_src], np.ones(by_src.size))
+    before = segment_cumsum(src[by_src], load) - load
+    position = segment_cumsum(src[by_src], np.ones(by_src.size))
     take = by_src[(before < excess) & (position <= batch)]
     lonely = take[dest[take] < 0]
     lonely = lonely[np.argsort(rank[lonely])]
     dest[lonely] = _spread(loads[cand[lonely]], free)
     take = take[dest[take] >= 0]
     by_dst = take[np.lexsort((rank[take], dest[take]))]
-    moved = by_dst[_running_total(dest[by_dst], loads[cand[by_dst]]) <= free[dest[by_dst]] + eps[dest[by_dst]]]
+    moved = by_dst[segment_cumsum(dest[by_dst], loads[cand[by_dst]]) <= free[dest[by_dst]] + eps[dest[by_dst]]]
     if moved.size == 0:  # guaranteed progress: the best-ranked task to the node with most room
         moved = np.argsort(rank)[:1]
         dest[moved] = int(np.argmax(free))
