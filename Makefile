@@ -1,23 +1,36 @@
-# Two commands do all the set-up on a fresh machine (python3 + Java present):
-#   make demo   -- create/update the virtual environment, then run the main job
-#   make test   -- create/update the virtual environment, then run the whole test suite
+# Two commands do all the set-up on a fresh machine (python3, Java 17+ and Maven present):
+#   make demo   -- create/update the virtual environment and the Storm module, then run the main job
+#   make test   -- the same set-up, then the Storm module's JUnit tests and the whole Python test suite
+# Maven keeps what it downloads in its local repository (~/.m2/repository, or MAVEN_OPTS=-Dmaven.repo.local=DIR).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 OUT    ?= out/demo
+MVN    ?= mvn
+MVN_FLAGS ?= -B -q
+STORM_JAR := storm/target/streamplace-storm.jar
+STORM_SRC := storm/pom.xml $(shell find storm/src/main storm/conf -type f 2>/dev/null)
 
-.PHONY: demo test bench lock clean
+.PHONY: demo test bench lock clean storm
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]'
 	touch $(STAMP)
 
-demo: $(STAMP)
+# The Storm module (scheduler plugin, spec topology, traffic monitor, embedded runner).
+$(STORM_JAR): $(STORM_SRC)
+	$(MVN) $(MVN_FLAGS) -f storm/pom.xml package -DskipTests
+	touch $@
+
+storm: $(STORM_JAR)
+
+demo: $(STAMP) $(STORM_JAR)
 	$(BIN)/streamplace demo -o $(OUT)
 
 test: $(STAMP)
+	$(MVN) $(MVN_FLAGS) -f storm/pom.xml package
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
@@ -28,4 +41,4 @@ lock: $(STAMP)
 	$(BIN)/python -m pip freeze --exclude-editable --disable-pip-version-check | grep -v '^-e' > constraints.txt
 
 clean:
-	rm -rf $(VENV) out .pytest_cache .hypothesis
+	rm -rf $(VENV) out .pytest_cache .hypothesis storm/target

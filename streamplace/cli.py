@@ -1,4 +1,4 @@
-"""Command line: ``streamplace schedule | evaluate | compare | workload | profile | traffic | demo``.
+"""Command line: ``streamplace schedule | evaluate | compare | workload | profile | traffic | demo | storm``.
 
 User errors (bad files, unknown schedulers or parameters) print one line
 ``streamplace: FILE: FIELD: problem`` and exit with code 2; internal errors show their
@@ -21,8 +21,9 @@ from .evaluate.records import evaluation_record, records_to_csv, result_record
 from .model import Problem
 from .model.profiling import DEFAULT_MET, profiling_to_dict
 from .model.specs import (SpecError, atomic_write_text, cluster_to_dict, load_cluster, load_placement,
-                          load_topology, topology_to_dict, write_document)
+                          load_topology, read_document, topology_to_dict, write_document)
 from .schedulers import ParameterError, available, make_scheduler
+from .storm.errors import StormError
 from .workloads import microbench
 from .workloads import lf as lf_workloads
 from .workloads import nasiri as nasiri_workloads
@@ -505,6 +506,110 @@ def sweep_cmd(grid, out_dir, batch_size, retry_failed, with_report, spark_master
         err_console.print(f"report: {write_sweep_report(out_dir)}", soft_wrap=True, markup=False)
 
 
+@cli.group()
+def storm():
+    """Run placements on Apache Storm; write plans for a Storm cluster's scheduler plugin."""
+
+
+@storm.command("run")
+@click.argument("topology", type=click.Path())
+@click.argument("cluster", type=click.Path())
+@click.option("--plan", "plan_path", type=click.Path(), default=None, help="Placement to apply (JSON from `schedule -o`).")
+@click.option("--scheduler", "-s", "name", default=None, help="Schedule with this scheduler first, then apply its plan.")
+@click.option("--param", "-p", "params", multiple=True, metavar="KEY=VALUE", help="Scheduler parameter (repeatable).")
+@click.option("--seed", type=int, default=None, help="Scheduler seed, and the seed of the topology's key/payload generators.")
+@click.option("--time-limit", type=click.FloatRange(min=0), default=None, help="Seconds allowed to solvers that take a limit.")
+@click.option("--profiling", type=click.Path(), default=None, help=PROFILING_HELP)
+@click.option("--storm-default", is_flag=True, help="No plan: let Storm's own EvenScheduler place the topology.")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="topology.workers with --storm-default (default: every slot of the cluster).")
+@click.option("--duration", type=click.FloatRange(min=0.1, max=1e6), default=60.0, show_default=True,
+              help="Seconds measured (rounded up to whole windows), after the warm-up.")
+@click.option("--warmup", type=click.FloatRange(min=0, max=1e6), default=20.0, show_default=True, help="Seconds discarded first.")
+@click.option("--window", type=click.FloatRange(min=0.1, max=1e6), default=10.0, show_default=True, help="Monitor window, seconds.")
+@click.option("--ackers", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Acker executors (0: no acking; latency comes from the tuples' emit time).")
+@click.option("--load-aware", is_flag=True, help="Storm 2's load-aware, locality-first shuffle (off: uniform shuffle, as the papers and the model).")
+@click.option("--heap-mb", type=click.IntRange(min=128), default=1024, show_default=True, help="Heap of the embedded Storm JVM.")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "parquet"]), default="jsonl", show_default=True,
+              help="Format of the traffic and load records.")
+@click.option("--mode", type=click.Choice(["embedded"]), default="embedded", show_default=True,
+              help="embedded: Storm's LocalCluster in one JVM, one supervisor per cluster node.")
+@click.option("--force", is_flag=True, help="Replace the output directory if it exists.")
+@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), required=True, help="Directory to write.")
+def storm_run(topology, cluster, plan_path, name, params, seed, time_limit, profiling, storm_default, workers,
+              duration, warmup, window, ackers, load_aware, heap_mb, fmt, mode, force, out_dir):
+    """Run TOPOLOGY on an embedded Storm with CLUSTER's nodes, under a plan, and measure it.
+
+    Writes DIR/run.json (what Storm assigned, read back from Storm, throughput, latency),
+    DIR/traffic.* and DIR/load.* (the monitor's records of the measured windows, ready for
+    `streamplace profile`), DIR/plan.json and DIR/storm.log.
+    """
+    from .storm.run import RunSettings, measure
+    if sum(x is not None and x is not False for x in (plan_path, name, storm_default or None)) != 1:
+        raise UserError("give exactly one of --plan, --scheduler or --storm-default")
+    if workers is not None and not storm_default:
+        raise UserError("--workers goes with --storm-default (a plan fixes its workers)")
+    settings = RunSettings(duration_s=duration, warmup_s=warmup, window_s=window, ackers=ackers,
+                           load_aware=load_aware, heap_mb=heap_mb, seed=seed or 0)
+    problem = _problem(topology, cluster)
+    placement, source = None, {"kind": "storm-default"}
+    if plan_path:
+        placement = load_placement(plan_path, problem.topology, problem.cluster)
+        source = {"kind": "plan", "file": str(plan_path)}
+    elif name:
+        result = _scheduler(name, _parse_params(params), seed, time_limit, profiling).schedule(problem)
+        if result.placement is None:
+            raise UserError(f"{name}: {result.status}: {result.message}")
+        problem, placement = result.problem, result.placement
+        source = {"kind": "scheduler", "scheduler": result.scheduler, "params": result.params, "status": result.status}
+    run = measure(problem, placement, Path(out_dir), settings, workers=workers, fmt=fmt, source=source,
+                  force=force, on_event=_storm_progress(settings))
+    Console().print(_vertical({k: run[k] for k in STORM_RUN_KEYS}, f"storm run: {problem.topology.name} on {problem.cluster.name}"))
+    if placement is not None and not run["plan_applied"]:
+        err_console.print(f"[yellow]plan not applied: {run['scheduler_status']}[/yellow]")
+    err_console.print(f"written: {out_dir}/run.json, {run['traffic_file']}, {run['load_file']}", soft_wrap=True, markup=False)
+
+
+STORM_RUN_KEYS = ("storm_version", "plan_applied", "plan_matches", "scheduler_status", "workers", "throughput",
+                  "source_rate", "duration_s", "windows", "monitor_cross_node_bytes_per_s", "jvm_peak_rss_mb", "wall_s")
+
+
+def _storm_progress(settings):
+    """Prints the embedded run's progress on stderr, one line per step."""
+    messages = {"starting": "starting embedded Storm", "cluster": "{supervisors} supervisors up",
+                "submitted": "submitted {job}", "assigned": "{job}: every executor assigned",
+                "warmup": "warm-up {seconds:g} s", "measuring": "measuring {seconds:g} s",
+                "killed": "{job} killed"}
+
+    def show(event):
+        text = messages.get(event.get("event"))
+        if text:
+            err_console.print(f"storm: {text.format(**event)}", soft_wrap=True, markup=False, highlight=False)
+    return show
+
+
+@storm.command("plan-dir")
+@click.argument("topology", type=click.Path())
+@click.argument("cluster", type=click.Path())
+@click.argument("placement", type=click.Path())
+@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), required=True,
+              help="Plan directory (the plugin's streamplace.plan.dir).")
+def storm_plan_dir(topology, cluster, placement, out_dir):
+    """Check PLACEMENT against TOPOLOGY and CLUSTER and write it as DIR/<topology name>.json.
+
+    Point Nimbus' `streamplace.plan.dir` at DIR: the plugin applies the plan on its next round,
+    also to a running topology (that is how a new plan reaches a running job).
+    """
+    from .storm.plans import plan_document, storm_name, write_plan
+    problem = _problem(topology, cluster)
+    placed = load_placement(placement, problem.topology, problem.cluster)
+    doc = read_document(placement)
+    extra = {"scheduler": doc["scheduler"]} if isinstance(doc, dict) and isinstance(doc.get("scheduler"), str) else {}
+    path = write_plan(Path(out_dir), storm_name(problem.topology), plan_document(problem.topology, problem.cluster, placed, **extra))
+    click.echo(str(path))
+
+
 def main(argv=None) -> None:
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     try:
@@ -517,7 +622,7 @@ def main(argv=None) -> None:
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
-    except (SpecError, ParameterError, UserError) as exc:
+    except (SpecError, ParameterError, UserError, StormError) as exc:
         click.echo(f"streamplace: {exc}", err=True)
         sys.exit(2)
     except KeyboardInterrupt:

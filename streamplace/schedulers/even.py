@@ -13,7 +13,8 @@ import numpy as np
 
 from ..model import Placement, Problem
 from .base import Outcome, Scheduler, register
-from .slots import sort_slots, storm_task_order
+from ..model.storm_ids import storm_task_order
+from .slots import sort_slots
 
 
 @register

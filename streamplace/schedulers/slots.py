@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import Cluster, Topology
+from ..model import Cluster
+from ..model.storm_ids import java_string_key
 
 
 def sort_slots(cluster: Cluster) -> np.ndarray:
@@ -13,15 +14,10 @@ def sort_slots(cluster: Cluster) -> np.ndarray:
     Slots are grouped by node (nodes in name order), the groups sorted by slot count
     descending (stable), then interleaved: the first slot of every node, then the second...
     """
-    names = [n.name for n in cluster.nodes]
+    names = [java_string_key(n.name) for n in cluster.nodes]   # Storm groups slots in a TreeMap
     by_name = sorted(range(cluster.n_nodes), key=names.__getitem__)
     groups = sorted(by_name, key=lambda j: -int(cluster.slots[j]))
     depth = int(cluster.slots.max())
     order = [(j, w) for w in range(depth) for j in groups if w < cluster.slots[j]]
     return np.array(order, dtype=np.int64).reshape(-1, 2)
 
-
-def storm_task_order(topo: Topology) -> np.ndarray:
-    """Task ids in Storm's order: components sorted by id string, then instance index."""
-    ops = sorted(topo.operators, key=lambda op: op.name)
-    return np.concatenate([np.arange(r.start, r.stop) for r in (topo.tasks_of(op.name) for op in ops)])

@@ -1,6 +1,7 @@
 from streamplace.model import Cluster, Node, Operator, Problem, Stream, Topology
 from streamplace.schedulers import make_scheduler
-from streamplace.schedulers.slots import sort_slots, storm_task_order
+from streamplace.model.storm_ids import storm_task_order
+from streamplace.schedulers.slots import sort_slots
 
 
 def problem():

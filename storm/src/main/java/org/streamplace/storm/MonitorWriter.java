@@ -1,0 +1,157 @@
+package org.streamplace.storm;
+
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.StandardOpenOption;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One per worker JVM and topology: at every window boundary (multiples of the window since the
+ * epoch) it reads each registered {@link TrafficMonitor}'s counters and appends the window's
+ * increments as JSON Lines: {@code traffic-*.jsonl} ({@code window_start, window_seconds,
+ * src_task, dst_task, tuples, bytes}), {@code load-*.jsonl} ({@code window_start,
+ * window_seconds, task, executed, cpu_seconds}) and {@code latency-*.jsonl} (sink tasks:
+ * {@code window_start, window_seconds, task, count, buckets} with [bucket, count] pairs of
+ * {@link LatencyHistogram}). Only whole windows are written: the one open when the topology
+ * stops is dropped.
+ */
+final class MonitorWriter implements Runnable {
+    private static final Logger LOG = LoggerFactory.getLogger(MonitorWriter.class);
+    private static final Map<String, MonitorWriter> BY_TOPOLOGY = new ConcurrentHashMap<>();
+
+    private final String stormId;
+    private final long windowMillis;
+    private final Path dir;
+    private final String suffix;
+    private final List<TrafficMonitor> hooks = new CopyOnWriteArrayList<>();
+    private final Map<TrafficMonitor, long[]> last = new IdentityHashMap<>();
+    private final Thread thread;
+    private volatile boolean stopped;
+
+    private MonitorWriter(String stormId, String dir, double windowSeconds, int port) {
+        this.stormId = stormId;
+        this.windowMillis = Math.max(1L, Math.round(windowSeconds * 1000));
+        this.dir = Paths.get(dir);
+        this.suffix = stormId + "-" + port + "-" + ProcessHandle.current().pid() + ".jsonl";
+        this.thread = new Thread(this, "streamplace-monitor-" + stormId);
+        thread.setDaemon(true);
+    }
+
+    static synchronized MonitorWriter register(TrafficMonitor hook, String stormId, String dir, double window, int port) {
+        MonitorWriter w = BY_TOPOLOGY.get(stormId);
+        if (w == null) {
+            w = new MonitorWriter(stormId, dir, window, port);
+            BY_TOPOLOGY.put(stormId, w);
+            w.thread.start();
+        }
+        w.hooks.add(hook);
+        return w;
+    }
+
+    synchronized void unregister(TrafficMonitor hook) {
+        hooks.remove(hook);
+        if (hooks.isEmpty()) {
+            stopped = true;
+            thread.interrupt();
+            synchronized (MonitorWriter.class) {
+                BY_TOPOLOGY.remove(stormId, this);
+            }
+        }
+    }
+
+    @Override
+    public void run() {
+        try {
+            Files.createDirectories(dir);
+            try (BufferedWriter traffic = open("traffic-"); BufferedWriter load = open("load-");
+                 BufferedWriter latency = open("latency-")) {
+                long boundary = (System.currentTimeMillis() / windowMillis + 1) * windowMillis;
+                while (!stopped) {
+                    long wait = boundary - System.currentTimeMillis();
+                    if (wait > 0) {
+                        try {
+                            Thread.sleep(wait);
+                        } catch (InterruptedException e) {
+                            continue;   // stopped: the open window is dropped
+                        }
+                    }
+                    write(boundary - windowMillis, traffic, load, latency);
+                    boundary += windowMillis;
+                }
+            }
+        } catch (IOException | UncheckedIOException e) {
+            LOG.error("streamplace monitor: cannot write records to {}", dir, e);
+        }
+    }
+
+    private BufferedWriter open(String prefix) throws IOException {
+        return Files.newBufferedWriter(dir.resolve(prefix + suffix), StandardCharsets.UTF_8,
+                                       StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+    }
+
+    private void write(long startMillis, BufferedWriter traffic, BufferedWriter load, BufferedWriter latency)
+            throws IOException {
+        String head = "{\"window_start\":" + java.math.BigDecimal.valueOf(startMillis, 3).toPlainString()
+                      + ",\"window_seconds\":" + java.math.BigDecimal.valueOf(windowMillis, 3).toPlainString();
+        for (TrafficMonitor h : hooks) {
+            int n = h.targetLabels.length;
+            long[] prev = last.computeIfAbsent(h, k -> new long[2 * n + 2 + LatencyHistogram.BUCKETS]);
+            for (int i = 0; i < n; i++) {
+                long t = h.tuples.get(i);
+                long b = h.bytes.get(i);
+                if (t != prev[i]) {
+                    traffic.write(head + ",\"src_task\":" + quote(h.label) + ",\"dst_task\":" + quote(h.targetLabels[i])
+                                  + ",\"tuples\":" + (t - prev[i]) + ",\"bytes\":" + (b - prev[n + i]) + "}\n");
+                }
+                prev[i] = t;
+                prev[n + i] = b;
+            }
+            long executed = h.executed.get(0);
+            double cpu = h.cpuSeconds();
+            double cpuPrev = Double.longBitsToDouble(prev[2 * n + 1]);
+            load.write(head + ",\"task\":" + quote(h.label) + ",\"executed\":" + (executed - prev[2 * n])
+                       + ",\"cpu_seconds\":" + Math.max(0.0, cpu - cpuPrev) + "}\n");
+            prev[2 * n] = executed;
+            prev[2 * n + 1] = Double.doubleToLongBits(cpu);
+            if (h.latency != null) {
+                writeLatency(head, h, prev, 2 * n + 2, latency);
+            }
+        }
+        traffic.flush();
+        load.flush();
+        latency.flush();
+    }
+
+    private static void writeLatency(String head, TrafficMonitor h, long[] prev, int base, BufferedWriter out)
+            throws IOException {
+        StringBuilder buckets = new StringBuilder();
+        long count = 0;
+        for (int b = 0; b < LatencyHistogram.BUCKETS; b++) {
+            long c = h.latency.get(b);
+            long d = c - prev[base + b];
+            prev[base + b] = c;
+            if (d > 0) {
+                buckets.append(buckets.length() == 0 ? "" : ",").append('[').append(b).append(',').append(d).append(']');
+                count += d;
+            }
+        }
+        if (count > 0) {
+            out.write(head + ",\"task\":" + quote(h.label) + ",\"count\":" + count + ",\"buckets\":[" + buckets + "]}\n");
+        }
+    }
+
+    static String quote(String s) {
+        return Json.write(s);
+    }
+}

@@ -1,0 +1,184 @@
+package org.streamplace.storm;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import org.apache.storm.metric.StormMetricsRegistry;
+import org.apache.storm.scheduler.Cluster;
+import org.apache.storm.scheduler.EvenScheduler;
+import org.apache.storm.scheduler.ExecutorDetails;
+import org.apache.storm.scheduler.IScheduler;
+import org.apache.storm.scheduler.SchedulerAssignment;
+import org.apache.storm.scheduler.Topologies;
+import org.apache.storm.scheduler.TopologyDetails;
+import org.apache.storm.scheduler.WorkerSlot;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Nimbus scheduler that applies streamplace plans (set {@code storm.scheduler} to this class).
+ *
+ * <p>Plans are read from the directory named by {@code streamplace.plan.dir} in Nimbus' config,
+ * one file per topology: {@code <topology name>.json}. Every round (each
+ * {@code nimbus.monitor.freq.secs}) each topology with a plan gets exactly the plan's assignment:
+ * a topology that already runs it is left alone, one whose plan file changed is moved to the new
+ * plan (that is how a new plan reaches a running job). A plan that does not fit the cluster is
+ * never half-applied: the topology keeps what it has (or, if it has nothing, gets the fallback)
+ * and the reason goes to the log and to the topology's scheduler status (UI, {@code storm list}).
+ * After all plans, Storm's {@link EvenScheduler} schedules every topology that still needs it.
+ * Nothing thrown here escapes {@link #schedule}: an exception there would stop Nimbus.
+ */
+public class PlanScheduler implements IScheduler {
+    public static final String PLAN_DIR = "streamplace.plan.dir";
+    static final String PREFIX = "streamplace: ";
+    private static final Logger LOG = LoggerFactory.getLogger(PlanScheduler.class);
+
+    private Path planDir;
+    private final Set<String> seenNodes = new HashSet<>();
+    private final Map<Path, CachedPlan> cache = new HashMap<>();
+
+    private record CachedPlan(long modified, long size, Plan plan, String error) {
+    }
+
+    @Override
+    public void prepare(Map<String, Object> conf, StormMetricsRegistry metricsRegistry) {
+        Object dir = conf.get(PLAN_DIR);
+        planDir = dir == null ? null : Paths.get(String.valueOf(dir));
+        if (planDir == null) {
+            LOG.warn("{} is not set: every topology is scheduled by the EvenScheduler", PLAN_DIR);
+        } else {
+            LOG.info("streamplace plans are read from {}", planDir.toAbsolutePath());
+        }
+    }
+
+    @Override
+    public void schedule(Topologies topologies, Cluster cluster) {
+        try {
+            Set<String> alive = PlanAssignment.nodes(cluster, new HashSet<>()).keySet();
+            Set<String> dead = new HashSet<>(seenNodes);
+            dead.removeAll(alive);
+            seenNodes.addAll(alive);
+            List<TopologyDetails> tops = new ArrayList<>(topologies.getTopologies());
+            tops.sort(Comparator.comparing(TopologyDetails::getId));
+            for (TopologyDetails td : tops) {
+                try {
+                    applyPlan(td, cluster, dead);
+                } catch (Throwable t) {   // a bug here must not stop Nimbus: fall back and say so
+                    LOG.error("streamplace: error while applying the plan of {}", td.getId(), t);
+                    status(cluster, td, "error while applying the plan (" + t + "); EvenScheduler");
+                }
+            }
+        } catch (Throwable t) {
+            LOG.error("streamplace: plan scheduling failed; EvenScheduler schedules every topology", t);
+        }
+        try {
+            EvenScheduler.scheduleTopologiesEvenly(topologies, cluster);
+        } catch (Throwable t) {
+            LOG.error("streamplace: EvenScheduler failed", t);
+        }
+    }
+
+    private void applyPlan(TopologyDetails td, Cluster cluster, Set<String> dead) {
+        if (planDir == null) {
+            status(cluster, td, "no plan directory (" + PLAN_DIR + " unset); EvenScheduler");
+            return;
+        }
+        Path file = planDir.resolve(td.getName() + ".json");
+        CachedPlan cached = load(file);
+        if (cached == null) {
+            status(cluster, td, "no plan " + file + "; EvenScheduler");
+            return;
+        }
+        SchedulerAssignment current = cluster.getAssignmentById(td.getId());
+        boolean running = current != null && !current.getExecutorToSlot().isEmpty();
+        String keep = running ? "; keeping the current assignment" : "; EvenScheduler";
+        if (cached.error != null) {
+            status(cluster, td, "plan rejected: " + cached.error + keep);
+            return;
+        }
+        Map<WorkerSlot, List<ExecutorDetails>> wanted;
+        try {
+            wanted = PlanAssignment.compute(cached.plan, td, cluster, dead);
+        } catch (PlanAssignment.Misfit m) {
+            LOG.warn("streamplace: plan {} does not fit topology {}: {}", file, td.getId(), m.getMessage());
+            status(cluster, td, "plan rejected: " + m.getMessage() + keep);
+            return;
+        }
+        String applied = "plan applied: " + td.getExecutors().size() + " executors on " + wanted.size()
+                         + " workers (" + file.getFileName() + ")"
+                         + (wanted.size() != td.getNumWorkers()
+                            ? "; note: topology.workers is " + td.getNumWorkers() : "");
+        if (running && sameAssignment(current, wanted)) {
+            status(cluster, td, applied);
+            return;
+        }
+        if (current != null) {
+            cluster.freeSlots(new ArrayList<>(current.getSlots()));
+        }
+        try {
+            for (Map.Entry<WorkerSlot, List<ExecutorDetails>> e : wanted.entrySet()) {
+                cluster.assign(e.getKey(), td.getId(), e.getValue());
+            }
+        } catch (RuntimeException e) {     // validated above, so not expected: undo all of it
+            cluster.unassign(td.getId());
+            LOG.error("streamplace: assigning the plan of {} failed; undone", td.getId(), e);
+            status(cluster, td, "plan rejected: " + e.getMessage() + "; EvenScheduler");
+            return;
+        }
+        LOG.info("streamplace: applied plan {} to {}", file, td.getId());
+        status(cluster, td, applied);
+    }
+
+    private static boolean sameAssignment(SchedulerAssignment current, Map<WorkerSlot, List<ExecutorDetails>> wanted) {
+        Map<ExecutorDetails, WorkerSlot> want = new HashMap<>();
+        wanted.forEach((slot, execs) -> execs.forEach(e -> want.put(e, slot)));
+        return want.equals(current.getExecutorToSlot());
+    }
+
+    /** The plan in {@code file}, re-read only when its modification time or size changed; null if absent. */
+    private CachedPlan load(Path file) {
+        BasicFileAttributes attrs;
+        try {
+            attrs = Files.readAttributes(file, BasicFileAttributes.class);
+        } catch (IOException e) {
+            cache.remove(file);
+            return null;
+        }
+        long modified = attrs.lastModifiedTime().toMillis();
+        CachedPlan cached = cache.get(file);
+        if (cached != null && cached.modified == modified && cached.size == attrs.size()) {
+            return cached;
+        }
+        try {
+            cached = new CachedPlan(modified, attrs.size(), Plan.read(file), null);
+        } catch (SpecException e) {
+            cached = new CachedPlan(modified, attrs.size(), null, e.getMessage());
+        }
+        cache.put(file, cached);
+        return cached;
+    }
+
+    /** Sets the topology's scheduler status (shown by the UI and {@code getTopologyInfo}) when it changes. */
+    private static void status(Cluster cluster, TopologyDetails td, String message) {
+        String text = PREFIX + message;
+        if (!Objects.equals(cluster.getStatus(td.getId()), text)) {
+            cluster.setStatus(td.getId(), text);
+        }
+    }
+
+    @Override
+    public Map<String, Map<String, Double>> config() {
+        return Collections.emptyMap();
+    }
+}

@@ -1,0 +1,169 @@
+package org.streamplace.storm;
+
+import java.io.Serializable;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * A streamplace topology spec (the YAML/JSON schema of {@code streamplace workload ... -o}), the
+ * fields the Storm topology needs. The Python side validates specs fully before it starts a run;
+ * this reader checks what it uses and reports a problem as {@code FILE: FIELD: problem}.
+ */
+public final class Spec {
+    public static final List<String> GROUPINGS = List.of("shuffle", "fields", "global", "all", "local_or_shuffle");
+    /** Largest key space a Zipf key stream may have: its CDF is a table of this many doubles. */
+    public static final int MAX_ZIPF_KEYS = 10_000_000;
+
+    public record Operator(String name, int parallelism, double selectivity, double tupleBytes,
+                           double cpuPerTuple, Map<String, Double> cpuPerTupleByType, double sourceRate)
+            implements Serializable {
+    }
+
+    public record Stream(String from, String to, String grouping, String key, String keyDistribution,
+                         double zipfS, int numKeys) implements Serializable {
+        /** The tuple field carrying this stream's key ({@code k_<key>}). */
+        public String keyField() {
+            return "k_" + (key == null ? "key" : key);
+        }
+    }
+
+    public final String name;
+    public final List<Operator> operators;
+    public final List<Stream> streams;
+
+    private Spec(String name, List<Operator> operators, List<Stream> streams) {
+        this.name = name;
+        this.operators = Collections.unmodifiableList(operators);
+        this.streams = Collections.unmodifiableList(streams);
+    }
+
+    public static Spec read(Path file) throws SpecException {
+        return fromDocument(Documents.read(file), file.toString());
+    }
+
+    static Spec fromDocument(Object doc, String src) throws SpecException {
+        Map<String, Object> top = Documents.map(doc, src, "");
+        String name = Documents.string(top.get("name"), src, "name");
+        List<Operator> ops = new ArrayList<>();
+        Map<String, Operator> byName = new HashMap<>();
+        List<Object> rawOps = Documents.list(top.get("operators"), src, "operators");
+        if (rawOps.isEmpty()) {
+            throw new SpecException(src, "operators", "a topology needs at least one operator");
+        }
+        for (int i = 0; i < rawOps.size(); i++) {
+            String w = "operators[" + i + "]";
+            Map<String, Object> o = Documents.map(rawOps.get(i), src, w);
+            String opName = Documents.string(o.get("name"), src, w + ".name");
+            if (TaskLabels.isSystem(opName) || opName.contains("[") || opName.contains("]")) {
+                throw new SpecException(src, w + ".name", "Storm reserves names starting with __, and [ ] end labels");
+            }
+            if (byName.containsKey(opName)) {
+                throw new SpecException(src, w + ".name", "duplicate operator name " + opName);
+            }
+            int p = Documents.integer(o.get("parallelism"), -1, src, w + ".parallelism");
+            if (p < 1) {
+                throw new SpecException(src, w + ".parallelism", "must be an integer >= 1");
+            }
+            double cpu = 0.0;
+            Map<String, Double> byType = null;
+            Object c = o.get("cpu_per_tuple");
+            if (c instanceof Map) {
+                byType = new LinkedHashMap<>();
+                for (Map.Entry<String, Object> e : Documents.map(c, src, w + ".cpu_per_tuple").entrySet()) {
+                    byType.put(e.getKey(), Documents.number(e.getValue(), 0, src, w + ".cpu_per_tuple." + e.getKey()));
+                }
+            } else {
+                cpu = Documents.number(c, 0.0, src, w + ".cpu_per_tuple");
+            }
+            Operator op = new Operator(opName, p, Documents.number(o.get("selectivity"), 1.0, src, w + ".selectivity"),
+                Documents.number(o.get("tuple_bytes"), 100.0, src, w + ".tuple_bytes"), cpu, byType,
+                Documents.number(o.get("source_rate"), 1.0, src, w + ".source_rate"));
+            ops.add(op);
+            byName.put(opName, op);
+        }
+        List<Stream> streams = new ArrayList<>();
+        List<Object> rawStreams = Documents.list(top.get("streams"), src, "streams");
+        for (int i = 0; i < rawStreams.size(); i++) {
+            String w = "streams[" + i + "]";
+            Map<String, Object> s = Documents.map(rawStreams.get(i), src, w);
+            String from = Documents.string(s.get("from"), src, w + ".from");
+            String to = Documents.string(s.get("to"), src, w + ".to");
+            for (String end : new String[] {from, to}) {
+                if (!byName.containsKey(end)) {
+                    throw new SpecException(src, w, "unknown operator " + end);
+                }
+            }
+            String grouping = s.get("grouping") == null ? "shuffle" : Documents.string(s.get("grouping"), src, w + ".grouping");
+            if (!GROUPINGS.contains(grouping)) {
+                throw new SpecException(src, w + ".grouping", "unknown grouping " + grouping);
+            }
+            String dist = s.get("key_distribution") == null ? "uniform"
+                : Documents.string(s.get("key_distribution"), src, w + ".key_distribution");
+            if (!dist.equals("uniform") && !dist.equals("zipf")) {
+                throw new SpecException(src, w + ".key_distribution", "unknown distribution " + dist);
+            }
+            int numKeys = Documents.integer(s.get("num_keys"), 1000, src, w + ".num_keys");
+            if (numKeys < 1 || (dist.equals("zipf") && numKeys > MAX_ZIPF_KEYS)) {
+                throw new SpecException(src, w + ".num_keys", "must be 1.." + (dist.equals("zipf") ? MAX_ZIPF_KEYS : Integer.MAX_VALUE));
+            }
+            String key = s.get("key") == null ? null : Documents.string(s.get("key"), src, w + ".key");
+            streams.add(new Stream(from, to, grouping, key, dist, Documents.number(s.get("zipf_s"), 1.0, src, w + ".zipf_s"), numKeys));
+        }
+        return new Spec(name, ops, streams);
+    }
+
+    public Operator operator(String name) {
+        for (Operator op : operators) {
+            if (op.name.equals(name)) {
+                return op;
+            }
+        }
+        throw new IllegalArgumentException("no operator " + name);
+    }
+
+    public List<Stream> downstream(String op) {
+        List<Stream> out = new ArrayList<>();
+        for (Stream s : streams) {
+            if (s.from.equals(op)) {
+                out.add(s);
+            }
+        }
+        return out;
+    }
+
+    public List<Stream> upstream(String op) {
+        List<Stream> out = new ArrayList<>();
+        for (Stream s : streams) {
+            if (s.to.equals(op)) {
+                out.add(s);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The key fields an operator's tuples carry: one per distinct key of its outgoing fields
+     * streams, with the first such stream's distribution (declaration order).
+     */
+    public Map<String, Stream> keyFields(String op) {
+        Map<String, Stream> out = new LinkedHashMap<>();
+        for (Stream s : downstream(op)) {
+            if (s.grouping.equals("fields")) {
+                out.putIfAbsent(s.keyField(), s);
+            }
+        }
+        return out;
+    }
+
+    public Set<String> names() {
+        Set<String> out = new java.util.LinkedHashSet<>();
+        operators.forEach(o -> out.add(o.name));
+        return out;
+    }
+}

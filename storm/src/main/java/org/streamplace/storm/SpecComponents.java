@@ -1,0 +1,190 @@
+package org.streamplace.storm;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import org.apache.storm.spout.SpoutOutputCollector;
+import org.apache.storm.task.OutputCollector;
+import org.apache.storm.task.TopologyContext;
+import org.apache.storm.topology.OutputFieldsDeclarer;
+import org.apache.storm.topology.base.BaseRichBolt;
+import org.apache.storm.topology.base.BaseRichSpout;
+import org.apache.storm.tuple.Fields;
+import org.apache.storm.tuple.Tuple;
+import org.apache.storm.tuple.Values;
+import org.apache.storm.utils.ObjectReader;
+
+/**
+ * The spout and bolt every spec operator becomes. A tuple is (key fields..., payload, emit time):
+ * one int key per distinct key of the operator's outgoing fields streams, a {@code tuple_bytes}
+ * payload, and the source's emit time, which bolts pass on so sinks see end-to-end latency.
+ */
+public final class SpecComponents {
+    /** Topology conf: label -> CPU seconds per tuple, overriding the spec (machine-type tables resolved per task). */
+    public static final String CPU_BY_TASK = "streamplace.cpu_per_tuple";
+    /** Topology conf: seed of the key and payload generators (per task: seed, task id). */
+    public static final String SEED = "streamplace.seed";
+
+    private SpecComponents() {
+    }
+
+    static Fields outputFields(Spec spec, String op) {
+        List<String> names = new ArrayList<>(spec.keyFields(op).keySet());
+        names.add(Tuples.PAYLOAD);
+        names.add(Tuples.TS);
+        return new Fields(names);
+    }
+
+    static KeyDrawer[] drawers(Spec spec, String op) {
+        return spec.keyFields(op).values().stream().map(KeyDrawer::new).toArray(KeyDrawer[]::new);
+    }
+
+    /** Shared per-task state: generators, payload, and how to build an output tuple. */
+    private static final class Emitter {
+        private final KeyDrawer[] drawers;
+        private final SplittableRandom rng;
+        private final byte[] payload;   // never written after creation: safe to share between tuples
+
+        Emitter(KeyDrawer[] drawers, Map<String, Object> conf, TopologyContext context, double tupleBytes) {
+            this.drawers = drawers;
+            long seed = ObjectReader.getInt(conf.get(SEED), 0);
+            this.rng = new SplittableRandom(seed * 1_000_003L + context.getThisTaskId());
+            this.payload = new byte[(int) Math.round(tupleBytes)];
+            rng.nextBytes(payload);
+        }
+
+        Values tuple(long emitMicros) {
+            Values v = new Values();
+            for (KeyDrawer d : drawers) {
+                v.add(d.draw(rng));
+            }
+            v.add(payload);
+            v.add(emitMicros);
+            return v;
+        }
+    }
+
+    /**
+     * Emits {@code source_rate / parallelism} tuples per second per task. It keeps pace with the
+     * wall clock, but never more than one second behind: a source that back-pressure slowed
+     * down does not burst to make up for more than a second.
+     */
+    public static final class SpecSpout extends BaseRichSpout {
+        private static final long serialVersionUID = 1L;
+        private static final int MAX_BURST = 1000;
+        private final Spec.Operator op;
+        private final Fields fields;
+        private final KeyDrawer[] drawers;
+        private transient SpoutOutputCollector collector;
+        private transient Emitter emitter;
+        private transient double perSecond;
+        private transient long start;
+        private transient double emitted;
+        private transient boolean tracked;
+        private transient long msgId;
+
+        public SpecSpout(Spec spec, String op) {
+            this.op = spec.operator(op);
+            this.fields = outputFields(spec, op);
+            this.drawers = drawers(spec, op);
+        }
+
+        @Override
+        public void open(Map<String, Object> conf, TopologyContext context, SpoutOutputCollector collector) {
+            this.collector = collector;
+            this.emitter = new Emitter(drawers, conf, context, op.tupleBytes());
+            this.perSecond = op.sourceRate() / op.parallelism();
+            Object ackers = conf.get("topology.acker.executors");
+            this.tracked = ackers == null || ObjectReader.getInt(ackers) > 0;
+        }
+
+        @Override
+        public void nextTuple() {
+            long now = System.nanoTime();
+            if (start == 0) {
+                start = now;
+            }
+            double due = perSecond * (now - start) / 1e9;
+            if (due - emitted > perSecond) {
+                emitted = due - perSecond;
+            }
+            for (int burst = 0; emitted + 1 <= due && burst < MAX_BURST; burst++) {
+                Values v = emitter.tuple(Tuples.nowMicros());
+                if (tracked) {
+                    collector.emit(v, msgId++);
+                } else {
+                    collector.emit(v);
+                }
+                emitted += 1;
+            }
+        }
+
+        @Override
+        public void declareOutputFields(OutputFieldsDeclarer declarer) {
+            declarer.declare(fields);
+        }
+    }
+
+    /**
+     * Spends {@code cpu_per_tuple} seconds of real CPU per input tuple, then emits
+     * {@code selectivity} tuples per input on average (fractions carried over, so 0.5 emits one
+     * tuple for every second input). Output tuples keep the input's emit time.
+     */
+    public static final class SpecBolt extends BaseRichBolt {
+        private static final long serialVersionUID = 1L;
+        private final Spec.Operator op;
+        private final Fields fields;
+        private final KeyDrawer[] drawers;
+        private final boolean sink;
+        private transient OutputCollector collector;
+        private transient Emitter emitter;
+        private transient double cpuSeconds;
+        private transient double credit;
+
+        public SpecBolt(Spec spec, String op) {
+            this.op = spec.operator(op);
+            this.fields = outputFields(spec, op);
+            this.drawers = drawers(spec, op);
+            this.sink = spec.downstream(op).isEmpty();
+        }
+
+        @Override
+        public void prepare(Map<String, Object> conf, TopologyContext context, OutputCollector collector) {
+            this.collector = collector;
+            this.emitter = new Emitter(drawers, conf, context, op.tupleBytes());
+            this.cpuSeconds = cpuSeconds(op, conf, TaskLabels.label(context, context.getThisTaskId()));
+            CpuWork.rate();
+        }
+
+        @Override
+        public void execute(Tuple input) {
+            CpuWork.spend(cpuSeconds);
+            if (!sink) {
+                credit += op.selectivity();
+                long ts = input.getLongByField(Tuples.TS);
+                for (; credit >= 1; credit -= 1) {
+                    collector.emit(input, emitter.tuple(ts));
+                }
+            }
+            collector.ack(input);
+        }
+
+        @Override
+        public void declareOutputFields(OutputFieldsDeclarer declarer) {
+            declarer.declare(fields);
+        }
+    }
+
+    /** CPU seconds per tuple of one task: the conf's per-task value, else the spec's number, else the mean of its table. */
+    static double cpuSeconds(Spec.Operator op, Map<String, Object> conf, String label) {
+        Object byTask = conf.get(CPU_BY_TASK);
+        if (byTask instanceof Map && ((Map<?, ?>) byTask).get(label) instanceof Number) {
+            return ((Number) ((Map<?, ?>) byTask).get(label)).doubleValue();
+        }
+        if (op.cpuPerTupleByType() == null) {
+            return op.cpuPerTuple();
+        }
+        return op.cpuPerTupleByType().values().stream().mapToDouble(Double::doubleValue).average().orElse(0.0);
+    }
+}

@@ -1,0 +1,115 @@
+"""Java and the built Storm module: finding them, and running a JVM that is always stopped.
+
+The module is built by Maven (``make storm``) into ``storm/target/``: ``streamplace-storm.jar``
+and ``classpath.txt`` (Storm and its dependencies in the local Maven repository).
+``STREAMPLACE_STORM_HOME`` points elsewhere, e.g. at an installed copy of those two files.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from .errors import StormError
+
+HOME_ENV = "STREAMPLACE_STORM_HOME"
+MIN_JAVA = 17
+REPO_STORM = Path(__file__).resolve().parents[2] / "storm"
+JAR = "streamplace-storm.jar"
+
+
+def module_dir() -> Path:
+    """Directory with the built jar and its ``classpath.txt``."""
+    env = os.environ.get(HOME_ENV)
+    return Path(env) if env else REPO_STORM / "target"
+
+
+def java() -> str:
+    """The ``java`` to run (``$JAVA_HOME/bin/java``, else the one on PATH), checked to be >= 17."""
+    home = os.environ.get("JAVA_HOME")
+    exe = str(Path(home) / "bin" / "java") if home else shutil.which("java")
+    if not exe or not Path(exe).exists():
+        raise StormError(f"Storm needs Java {MIN_JAVA}+: no java found (set JAVA_HOME or put java on PATH)")
+    try:
+        out = subprocess.run([exe, "-version"], capture_output=True, text=True, timeout=30).stderr
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise StormError(f"Storm needs Java {MIN_JAVA}+: {exe} -version failed: {exc}") from None
+    match = re.search(r'version "(\d+)', out)
+    if not match or int(match.group(1)) < MIN_JAVA:
+        raise StormError(f"Storm needs Java {MIN_JAVA}+: {exe} reports {out.splitlines()[0] if out else 'nothing'}")
+    return exe
+
+
+def classpath() -> str:
+    """The runner's classpath: our jar, then Storm's."""
+    home = module_dir()
+    jar, cp = home / JAR, home / "classpath.txt"
+    if not jar.exists() or not cp.exists():
+        raise StormError(f"the Storm module is not built ({jar} missing): run `make storm` (Maven), "
+                         f"or set {HOME_ENV} to a directory with {JAR} and classpath.txt")
+    return f"{jar}{os.pathsep}{cp.read_text().strip()}"
+
+
+def log_config() -> Path:
+    return REPO_STORM / "conf" / "runner-log4j2.xml"
+
+
+@contextmanager
+def child(cmd: list[str], stderr_path: Path) -> Iterator[subprocess.Popen]:
+    """Start ``cmd`` in its own process group; on leaving (normally, on error, Ctrl-C or SIGTERM)
+    the whole group is terminated (SIGTERM, then SIGKILL after 5 s) and reaped."""
+    previous = signal.getsignal(signal.SIGTERM)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminated)
+    with open(stderr_path, "wb") as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+    try:
+        yield proc
+    finally:
+        stop(proc)
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _terminated(signum, frame):
+    raise SystemExit(128 + signum)
+
+
+def stop(proc: subprocess.Popen, grace: float = 5.0) -> None:
+    """Terminate ``proc``'s process group and wait for it (no stray JVM survives)."""
+    if proc.poll() is None:
+        _signal_group(proc, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+    _signal_group(proc, signal.SIGKILL)  # also children that outlived the leader
+    proc.wait()
+    if proc.stdout:
+        proc.stdout.close()
+
+
+def _signal_group(proc: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def peak_rss_mb(pid: int) -> float | None:
+    """Peak resident memory of a live process (``VmHWM``), in MB; None if it is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None

@@ -1,0 +1,252 @@
+"""``streamplace storm run``: a placement on an embedded Storm (LocalCluster), measured.
+
+One JVM (``org.streamplace.storm.LocalRunner``) starts a LocalCluster with one supervisor per
+cluster node (its slots as ports, scheduler meta ``node`` = the node's name) and the plan
+plugin as Nimbus' scheduler, then submits the spec topology with its plan. The JVM reports
+progress and what Storm assigned as JSON Lines; the traffic monitor's records of the measured
+windows become ``traffic``/``load`` records in the ``profile`` schema and the run's figures.
+LocalCluster runs every worker inside that one JVM: good for checking plans, task ids and the
+monitor, not for performance (that is the multi-process testbed's job).
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from ..model import Cluster, Placement, Problem, Topology
+from ..model.specs import atomic_write_text, topology_to_dict
+from . import jvm, records
+from .errors import StormError
+from .plans import plan_document, storm_name, workers_of, write_plan
+
+PLAN_APPLIED = "streamplace: plan applied"
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunSettings:
+    """How a run is measured. Windows are the monitor's; the measurement is whole windows."""
+
+    duration_s: float = 60.0
+    warmup_s: float = 20.0
+    window_s: float = 10.0
+    ackers: int = 0
+    load_aware: bool = False
+    heap_mb: int = 1024
+    seed: int = 0
+
+    def __post_init__(self):
+        for name in ("duration_s", "warmup_s", "window_s"):
+            value = getattr(self, name)
+            if not (value >= 0 and value < 1e6):
+                raise StormError(f"--{name[:-2].replace('_', '-')}: must be a number of seconds in [0, 1e6), got {value}")
+        if not self.window_s >= 0.1:
+            raise StormError(f"--window: must be >= 0.1 s, got {self.window_s}")
+        if self.ackers < 0 or self.heap_mb < 128:
+            raise StormError("--ackers must be >= 0 and --heap-mb >= 128")
+
+
+@dataclass(frozen=True)
+class Job:
+    """One topology to submit. ``placement`` None: no plan, Storm's EvenScheduler places it."""
+
+    name: str
+    topology: Topology
+    placement: Placement | None
+    workers: int
+    monitor: bool = False
+    duration_s: float = 0.0
+    conf: dict = field(default_factory=dict)
+
+
+def cpu_by_task(problem: Problem, placement: Placement | None) -> dict[str, float]:
+    """Per-task CPU seconds per tuple where ``cpu_per_tuple`` is a table by machine type: the
+    entry of the machine type of the node the plan puts the task on."""
+    topo, cluster = problem.topology, problem.cluster
+    out: dict[str, float] = {}
+    if placement is None:
+        return out
+    for op in topo.operators:
+        if isinstance(op.cpu_per_tuple, dict):
+            for t in topo.tasks_of(op.name):
+                node = cluster.nodes[int(placement.node[t])]
+                if node.machine_type not in op.cpu_per_tuple:
+                    raise StormError(f"operator {op.name}: cpu_per_tuple has no entry for machine type "
+                                     f"{node.machine_type!r} of node {node.name}")
+                out[topo.task_labels[t]] = float(op.cpu_per_tuple[node.machine_type])
+    return out
+
+
+def run_local(cluster: Cluster, jobs: Sequence[Job], settings: RunSettings, work_dir: Path, *,
+              concurrent: bool = False, monitor_dir: Path | None = None,
+              on_event: Callable[[dict], None] | None = None) -> dict[str, dict]:
+    """Runs ``jobs`` on one embedded Storm; returns each job's result (by name) as Storm reported it.
+
+    Jobs run one after another (each submitted, assigned, measured, killed), or all at once with
+    ``concurrent``. ``work_dir`` receives the plans, the job file and ``storm.log``.
+    """
+    java = jvm.java()
+    cp = jvm.classpath()
+    work_dir.mkdir(parents=True, exist_ok=True)
+    plan_dir = work_dir / "plans"
+    plan_dir.mkdir(exist_ok=True)
+    job_entries = []
+    for job in jobs:
+        topo_file = work_dir / f"topology-{job.name}.json"
+        atomic_write_text(topo_file, json.dumps(topology_to_dict(job.topology)))
+        if job.placement is not None:
+            write_plan(plan_dir, job.name, plan_document(job.topology, cluster, job.placement))
+        job_entries.append({
+            "name": job.name, "topology": str(topo_file), "workers": job.workers, "ackers": settings.ackers,
+            "load_aware": settings.load_aware, "window_s": settings.window_s,
+            "monitor_dir": str(monitor_dir) if job.monitor and monitor_dir else None,
+            "warmup_s": settings.warmup_s if job.duration_s > 0 else 0, "duration_s": job.duration_s,
+            "conf": {"streamplace.seed": settings.seed, **job.conf}})
+    job_file = work_dir / "job.json"
+    atomic_write_text(job_file, json.dumps({
+        "plan_dir": str(plan_dir), "concurrent": concurrent, "jobs": job_entries,
+        "cluster": [{"node": n.name, "slots": int(n.slots)} for n in cluster.nodes]}))
+    tmp = work_dir / "tmp"
+    tmp.mkdir(exist_ok=True)
+    cmd = [java, f"-Xmx{settings.heap_mb}m", "-XX:+UseSerialGC", f"-Djava.io.tmpdir={tmp}",
+           f"-Dstreamplace.log.file={work_dir / 'storm.log'}", f"-Dlog4j.configurationFile={jvm.log_config()}",
+           "-cp", cp, "org.streamplace.storm.LocalRunner", str(job_file)]
+    budget = 300 + sum(settings.warmup_s + j.duration_s + 60 for j in jobs)
+    results: dict[str, dict] = {}
+    with jvm.child(cmd, work_dir / "runner.stderr") as proc:
+        lines: queue.Queue = queue.Queue()
+        threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True).start()
+        deadline = time.monotonic() + budget
+        peak = 0.0
+        while True:
+            try:
+                line = lines.get(timeout=0.2)
+            except queue.Empty:
+                line = None
+                peak = max(peak, jvm.peak_rss_mb(proc.pid) or 0.0)
+                if time.monotonic() > deadline:
+                    raise StormError(f"the embedded Storm run took over {budget:.0f} s; stopped (see {work_dir / 'storm.log'})")
+                continue
+            if line is _EOF:
+                break
+            event = _parse(line)
+            if event is None:
+                continue
+            if event.get("event") == "result":
+                event["jvm_peak_rss_mb"] = peak
+                results[event["job"]] = event
+            if on_event:
+                on_event(event)
+        code = proc.wait()
+    if code != 0 or len(results) != len(jobs):
+        err = (work_dir / "runner.stderr").read_text(errors="replace").strip().splitlines()
+        last = next((ln for ln in reversed(err) if ln.strip()), "no message")
+        raise StormError(f"the embedded Storm run failed (exit {code}): {last.removeprefix('streamplace: ')} "
+                         f"(log: {work_dir / 'storm.log'})")
+    return results
+
+
+_EOF = object()
+
+
+def _pump(stream, lines: queue.Queue) -> None:
+    for raw in iter(stream.readline, b""):
+        lines.put(raw.decode(errors="replace"))
+    lines.put(_EOF)
+
+
+def _parse(line: str) -> dict | None:
+    try:
+        event = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return event if isinstance(event, dict) else None
+
+
+def measure(problem: Problem, placement: Placement | None, out_dir: Path, settings: RunSettings, *,
+            workers: int | None = None, fmt: str = "jsonl", source: dict | None = None, force: bool = False,
+            on_event: Callable[[dict], None] | None = None) -> dict:
+    """Runs ``placement`` (None: Storm's EvenScheduler with ``workers`` workers) and writes ``out_dir``:
+    ``run.json``, ``traffic.<fmt>``, ``load.<fmt>``, ``plan.json``, the monitor's raw files
+    (``monitor/``, warm-up included) and ``storm.log``. The directory appears whole or not at all."""
+    topo = problem.topology
+    name = storm_name(topo)
+    if settings.duration_s < settings.window_s:
+        raise StormError(f"--duration ({settings.duration_s:g} s) must cover at least one window (--window {settings.window_s:g} s)")
+    if out_dir.exists() and any(out_dir.iterdir()) and not force:
+        raise StormError(f"{out_dir}: output directory exists and is not empty (use --force to replace it)")
+    if workers is None:
+        workers = workers_of(placement) if placement is not None else int(problem.cluster.slots.sum())
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    work = Path(tempfile.mkdtemp(prefix="streamplace-storm-"))
+    started = time.monotonic()
+    try:
+        job = Job(name, topo, placement, workers, monitor=True, duration_s=settings.duration_s,
+                  conf={"streamplace.cpu_per_tuple": cpu_by_task(problem, placement)})
+        result = run_local(problem.cluster, [job], settings, work, monitor_dir=stage / "monitor", on_event=on_event)[name]
+        shutil.copyfile(work / "storm.log", stage / "storm.log")
+        if placement is not None:
+            shutil.copyfile(work / "plans" / f"{name}.json", stage / "plan.json")
+        run = summarise(problem, placement, result, stage, settings, fmt)
+        run.update({"source": source or {}, "wall_s": round(time.monotonic() - started, 2)})
+        atomic_write_text(stage / "run.json", json.dumps(run, indent=2) + "\n")
+        _replace_dir(stage, out_dir)
+        return run
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def _replace_dir(stage: Path, out_dir: Path) -> None:
+    if out_dir.exists():
+        old = out_dir.with_name(f".{out_dir.name}.old-{time.time_ns()}")
+        out_dir.rename(old)
+        stage.rename(out_dir)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        stage.rename(out_dir)
+
+
+def summarise(problem: Problem, placement: Placement | None, result: dict, out_dir: Path,
+              settings: RunSettings, fmt: str) -> dict:
+    """``run.json``: what Storm did (assignment, status) and what the monitor measured."""
+    topo, cluster = problem.topology, problem.cluster
+    start, end = result["measure_start"], result["measure_end"]
+    monitor = out_dir / "monitor"
+    traffic = records.traffic_records(monitor, start, end)
+    load = records.load_records(monitor, start, end)
+    latency = records.read_monitor(monitor, "latency", start, end)
+    seconds = end - start
+    bolts, spouts = records.throughput(load, topo, seconds)
+    assignment = result["assignment"]
+    plan = placement.to_mapping(topo.task_labels, cluster) if placement is not None else None
+    node_of = {label: where["node"] for label, where in assignment.items()}
+    return {
+        "topology": topo.name, "cluster": cluster.name, "mode": "embedded",
+        "storm_version": result["storm_version"],
+        "plan_applied": str(result.get("scheduler_status") or "").startswith(PLAN_APPLIED),
+        "scheduler_status": result.get("scheduler_status"),
+        "plan_matches": None if plan is None else plan == assignment,
+        "workers": result["workers"],
+        "throughput": bolts, "source_rate": spouts,
+        "latency_ms": records.latency_summary(latency),
+        "duration_s": seconds, "warmup_s": settings.warmup_s, "window_s": settings.window_s,
+        "windows": int(round(seconds / settings.window_s)),
+        "monitor_cross_node_bytes_per_s": records.cross_node_bytes(traffic, node_of) / seconds if seconds > 0 else 0.0,
+        "traffic_file": records.write_records(traffic, out_dir / "traffic", fmt).name,
+        "load_file": records.write_records(load, out_dir / "load", fmt).name,
+        "traffic_rows": len(traffic), "load_rows": len(load),
+        "settings": asdict(settings),
+        "jvm_peak_rss_mb": round(result.get("jvm_peak_rss_mb") or 0.0, 1),
+        "assignment": assignment,
+        "system_executors": result.get("system_executors", {}),
+        "storm_tasks": result.get("storm_tasks", {}),
+    }
