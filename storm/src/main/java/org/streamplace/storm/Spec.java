@@ -128,23 +128,15 @@ public final class Spec {
     }
 
     public List<Stream> downstream(String op) {
-        List<Stream> out = new ArrayList<>();
-        for (Stream s : streams) {
-            if (s.from.equals(op)) {
-                out.add(s);
-            }
-        }
-        return out;
+        return streams(s -> s.from.equals(op));
     }
 
     public List<Stream> upstream(String op) {
-        List<Stream> out = new ArrayList<>();
-        for (Stream s : streams) {
-            if (s.to.equals(op)) {
-                out.add(s);
-            }
-        }
-        return out;
+        return streams(s -> s.to.equals(op));
+    }
+
+    private List<Stream> streams(java.util.function.Predicate<Stream> keep) {
+        return streams.stream().filter(keep).toList();
     }
 
     /**

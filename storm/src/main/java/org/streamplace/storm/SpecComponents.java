@@ -1,5 +1,6 @@
 package org.streamplace.storm;
 
+import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -29,15 +30,15 @@ public final class SpecComponents {
     private SpecComponents() {
     }
 
-    static Fields outputFields(Spec spec, String op) {
-        List<String> names = new ArrayList<>(spec.keyFields(op).keySet());
-        names.add(Tuples.PAYLOAD);
-        names.add(Tuples.TS);
-        return new Fields(names);
-    }
-
-    static KeyDrawer[] drawers(Spec spec, String op) {
-        return spec.keyFields(op).values().stream().map(KeyDrawer::new).toArray(KeyDrawer[]::new);
+    /** What a component keeps of the spec: its operator, output fields and key generators. */
+    record Shape(Spec.Operator op, List<String> fields, KeyDrawer[] drawers, boolean sink) implements Serializable {
+        static Shape of(Spec spec, String op) {
+            List<String> names = new ArrayList<>(spec.keyFields(op).keySet());
+            names.add(Tuples.PAYLOAD);
+            names.add(Tuples.TS);
+            KeyDrawer[] drawers = spec.keyFields(op).values().stream().map(KeyDrawer::new).toArray(KeyDrawer[]::new);
+            return new Shape(spec.operator(op), List.copyOf(names), drawers, spec.downstream(op).isEmpty());
+        }
     }
 
     /** Shared per-task state: generators, payload, and how to build an output tuple. */
@@ -73,9 +74,7 @@ public final class SpecComponents {
     public static final class SpecSpout extends BaseRichSpout {
         private static final long serialVersionUID = 1L;
         private static final int MAX_BURST = 1000;
-        private final Spec.Operator op;
-        private final Fields fields;
-        private final KeyDrawer[] drawers;
+        private final Shape shape;
         private transient SpoutOutputCollector collector;
         private transient Emitter emitter;
         private transient double perSecond;
@@ -85,16 +84,14 @@ public final class SpecComponents {
         private transient long msgId;
 
         public SpecSpout(Spec spec, String op) {
-            this.op = spec.operator(op);
-            this.fields = outputFields(spec, op);
-            this.drawers = drawers(spec, op);
+            this.shape = Shape.of(spec, op);
         }
 
         @Override
         public void open(Map<String, Object> conf, TopologyContext context, SpoutOutputCollector collector) {
             this.collector = collector;
-            this.emitter = new Emitter(drawers, conf, context, op.tupleBytes());
-            this.perSecond = op.sourceRate() / op.parallelism();
+            this.emitter = new Emitter(shape.drawers(), conf, context, shape.op().tupleBytes());
+            this.perSecond = shape.op().sourceRate() / shape.op().parallelism();
             Object ackers = conf.get("topology.acker.executors");
             this.tracked = ackers == null || ObjectReader.getInt(ackers) > 0;
         }
@@ -122,7 +119,7 @@ public final class SpecComponents {
 
         @Override
         public void declareOutputFields(OutputFieldsDeclarer declarer) {
-            declarer.declare(fields);
+            declarer.declare(new Fields(shape.fields()));
         }
     }
 
@@ -133,35 +130,29 @@ public final class SpecComponents {
      */
     public static final class SpecBolt extends BaseRichBolt {
         private static final long serialVersionUID = 1L;
-        private final Spec.Operator op;
-        private final Fields fields;
-        private final KeyDrawer[] drawers;
-        private final boolean sink;
+        private final Shape shape;
         private transient OutputCollector collector;
         private transient Emitter emitter;
         private transient double cpuSeconds;
         private transient double credit;
 
         public SpecBolt(Spec spec, String op) {
-            this.op = spec.operator(op);
-            this.fields = outputFields(spec, op);
-            this.drawers = drawers(spec, op);
-            this.sink = spec.downstream(op).isEmpty();
+            this.shape = Shape.of(spec, op);
         }
 
         @Override
         public void prepare(Map<String, Object> conf, TopologyContext context, OutputCollector collector) {
             this.collector = collector;
-            this.emitter = new Emitter(drawers, conf, context, op.tupleBytes());
-            this.cpuSeconds = cpuSeconds(op, conf, TaskLabels.label(context, context.getThisTaskId()));
+            this.emitter = new Emitter(shape.drawers(), conf, context, shape.op().tupleBytes());
+            this.cpuSeconds = cpuSeconds(shape.op(), conf, TaskLabels.label(context, context.getThisTaskId()));
             CpuWork.rate();
         }
 
         @Override
         public void execute(Tuple input) {
             CpuWork.spend(cpuSeconds);
-            if (!sink) {
-                credit += op.selectivity();
+            if (!shape.sink()) {
+                credit += shape.op().selectivity();
                 long ts = input.getLongByField(Tuples.TS);
                 for (; credit >= 1; credit -= 1) {
                     collector.emit(input, emitter.tuple(ts));
@@ -172,7 +163,7 @@ public final class SpecComponents {
 
         @Override
         public void declareOutputFields(OutputFieldsDeclarer declarer) {
-            declarer.declare(fields);
+            declarer.declare(new Fields(shape.fields()));
         }
     }
 

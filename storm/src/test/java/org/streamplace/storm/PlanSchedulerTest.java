@@ -1,0 +1,177 @@
+package org.streamplace.storm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.stream.Stream;
+import org.apache.storm.scheduler.Cluster;
+import org.apache.storm.scheduler.EvenScheduler;
+import org.apache.storm.scheduler.ExecutorDetails;
+import org.apache.storm.scheduler.SupervisorDetails;
+import org.apache.storm.scheduler.TopologyDetails;
+import org.apache.storm.scheduler.WorkerSlot;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** The plugin on scheduler inputs built as Nimbus builds them (no cluster needed). */
+class PlanSchedulerTest {
+    static final String PLAN = """
+        {"placement": {
+          "spout[0]": {"node": "a", "worker": 0}, "spout[1]": {"node": "b", "worker": 0},
+          "split[0]": {"node": "a", "worker": 1}, "split[1]": {"node": "b", "worker": 0}, "split[2]": {"node": "b", "worker": 1},
+          "count[0]": {"node": "a", "worker": 0}, "count[1]": {"node": "b", "worker": 1}}}""";
+
+    @TempDir
+    Path dir;
+    Map<String, SupervisorDetails> sups;
+
+    @BeforeEach
+    void setUp() {
+        sups = Fixtures.supervisors(Map.of("a", 2, "b", 3));
+    }
+
+    private Cluster round(PlanScheduler s, Cluster previous, TopologyDetails... tops) {
+        Cluster c = Fixtures.cluster(sups, previous == null ? Map.of() : previous.getAssignments(), tops);
+        s.schedule(new org.apache.storm.scheduler.Topologies(tops), c);
+        return c;
+    }
+
+    @Test
+    void appliesThePlanExactlyWithWorkersAsAscendingPorts() throws Exception {
+        Fixtures.writePlan(dir, "wc", PLAN);
+        TopologyDetails td = Fixtures.topology(Fixtures.WORDCOUNT, "wc-1-1", 4, 0);
+        Cluster c = round(Fixtures.scheduler(dir), null, td);
+        assertEquals(Map.of("spout[0]", "a:6700", "spout[1]", "b:6700", "split[0]", "a:6701", "split[1]", "b:6700",
+                            "split[2]", "b:6701", "count[0]", "a:6700", "count[1]", "b:6701"), Fixtures.placed(c, td));
+        assertTrue(c.getStatus(td.getId()).startsWith("streamplace: plan applied: 7 executors on 4 workers"), c.getStatus(td.getId()));
+        assertTrue(!c.needsScheduling(td));
+    }
+
+    @Test
+    void ackersAreDealtOverThePlansWorkersInNodeWorkerOrder() throws Exception {
+        Fixtures.writePlan(dir, "wc", PLAN);
+        TopologyDetails td = Fixtures.topology(Fixtures.WORDCOUNT, "wc-1-1", 4, 5);
+        Map<String, String> placed = Fixtures.placed(round(Fixtures.scheduler(dir), null, td), td);
+        // __acker tasks 1-5 over a:6700, a:6701, b:6700, b:6701, then a:6700 again
+        assertEquals(List.of("a:6700", "a:6701", "b:6700", "b:6701", "a:6700"),
+            List.of(placed.get("__acker#1"), placed.get("__acker#2"), placed.get("__acker#3"), placed.get("__acker#4"),
+                    placed.get("__acker#5")));
+        assertEquals("a:6701", placed.get("split[0]"));
+    }
+
+    @Test
+    void withoutAPlanStormsEvenSchedulerPlacesTheTopology() throws Exception {
+        TopologyDetails td = Fixtures.topology(Fixtures.WORDCOUNT, "wc-1-1", 3, 0);
+        Cluster c = round(Fixtures.scheduler(dir), null, td);
+        Cluster even = Fixtures.cluster(sups, Map.of(), td);
+        EvenScheduler.scheduleTopologiesEvenly(new org.apache.storm.scheduler.Topologies(td), even);
+        assertEquals(Fixtures.placed(even, td), Fixtures.placed(c, td));
+        assertEquals(7, Fixtures.placed(c, td).size());
+        assertTrue(c.getStatus(td.getId()).contains("no plan"), c.getStatus(td.getId()));
+    }
+
+    private void assertFallback(String plan, String reason) throws Exception {
+        Fixtures.writePlan(dir, "wc", plan);
+        TopologyDetails td = Fixtures.topology(Fixtures.WORDCOUNT, "wc-1-1", 3, 0);
+        Cluster c = round(Fixtures.scheduler(dir), null, td);
+        Cluster even = Fixtures.cluster(sups, Map.of(), td);
+        EvenScheduler.scheduleTopologiesEvenly(new org.apache.storm.scheduler.Topologies(td), even);
+        assertEquals(Fixtures.placed(even, td), Fixtures.placed(c, td), "falls back to the even placement, whole");
+        String status = c.getStatus(td.getId());
+        assertTrue(status.startsWith("streamplace: plan rejected: ") && status.contains(reason) && status.endsWith("; EvenScheduler"), status);
+    }
+
+    static Stream<Arguments> misfits() {
+        return Stream.of(
+            Arguments.of("unknown node", PLAN.replace("\"node\": \"b\", \"worker\": 1}}", "\"node\": \"zz\", \"worker\": 1}}"),
+                         "unknown node zz"),
+            Arguments.of("missing task", PLAN.replace("\"count[1]\": {", "\"count[7]\": {"), "task count[1] is not in the plan"),
+            Arguments.of("extra task", PLAN.replace("}}}", "}, \"sink[0]\": \"a\"}}"),
+                         "1 task(s) the topology does not have, first sink[0]"),
+            Arguments.of("more workers than ports", PLAN.replace("\"split[0]\": {\"node\": \"a\", \"worker\": 1}",
+                                                                 "\"split[0]\": {\"node\": \"a\", \"worker\": 2}"),
+                         "worker 2 of node a, which has 2 assignable port(s)"),
+            Arguments.of("broken file", "{\"placement\": [", "not valid YAML/JSON"));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("misfits")
+    void aPlanThatDoesNotFitFallsBackWholeWithItsReason(String what, String plan, String reason) throws Exception {
+        assertFallback(plan, reason);
+    }
+
+    @Test
+    void occupiedSlotFallsBackWithTheOtherTopologyNamed() throws Exception {
+        Fixtures.writePlan(dir, "wc", PLAN);
+        TopologyDetails td = Fixtures.topology(Fixtures.WORDCOUNT, "wc-1-1", 4, 0);
+        TopologyDetails other = Fixtures.topology(Fixtures.WORDCOUNT.replace("name: wc", "name: other"), "other-2-2", 1, 0);
+        Cluster c = Fixtures.cluster(sups, Map.of(), td, other);
+        c.assign(new WorkerSlot("sup-b", 6701), other.getId(), new ArrayList<>(other.getExecutors()));
+        Fixtures.scheduler(dir).schedule(new org.apache.storm.scheduler.Topologies(td, other), c);
+        String status = c.getStatus(td.getId());
+        assertTrue(status.contains("worker 1 of node b (port 6701) is used by topology other-2-2"), status);
+        assertTrue(Fixtures.placed(c, td).values().stream().noneMatch("b:6701"::equals));
+        assertEquals(7, Fixtures.placed(c, td).size());
+    }
+
+    @Test
+    void twoTopologiesOneWithAPlanOneWithoutEachGetTheirs() throws Exception {
+        Fixtures.writePlan(dir, "wc", PLAN);
+        TopologyDetails td = Fixtures.topology(Fixtures.WORDCOUNT, "wc-1-1", 4, 0);
+        TopologyDetails other = Fixtures.topology(Fixtures.WORDCOUNT.replace("name: wc", "name: other"), "other-2-2", 1, 0);
+        Cluster c = round(Fixtures.scheduler(dir), null, td, other);
+        assertEquals("a:6700", Fixtures.placed(c, td).get("spout[0]"));
+        assertEquals(1, new java.util.HashSet<>(Fixtures.placed(c, other).values()).size());
+        assertEquals("b:6702", Fixtures.placed(c, other).get("spout[0]"), "the one free slot left after the plan");
+    }
+
+    @Test
+    void aChangedPlanIsReappliedAndAnUnchangedOneLeftAlone() throws Exception {
+        Fixtures.writePlan(dir, "wc", PLAN);
+        PlanScheduler s = Fixtures.scheduler(dir);
+        TopologyDetails td = Fixtures.topology(Fixtures.WORDCOUNT, "wc-1-1", 4, 0);
+        Cluster first = round(s, null, td);
+        Cluster same = round(s, first, td);
+        assertEquals(first.getAssignmentById(td.getId()).getExecutorToSlot(), same.getAssignmentById(td.getId()).getExecutorToSlot());
+        Path file = dir.resolve("wc.json");
+        Files.writeString(file, PLAN.replace("\"count[0]\": {\"node\": \"a\", \"worker\": 0}", "\"count[0]\": {\"node\": \"b\", \"worker\": 2}"));
+        Files.setLastModifiedTime(file, FileTime.fromMillis(Files.getLastModifiedTime(file).toMillis() + 5000));
+        Cluster moved = round(s, same, td);
+        assertEquals("b:6702", Fixtures.placed(moved, td).get("count[0]"));
+        assertEquals("a:6700", Fixtures.placed(moved, td).get("spout[0]"));
+    }
+
+    @Test
+    void aDeadSupervisorIsNamedAndTheRunningAssignmentKept() throws Exception {
+        Fixtures.writePlan(dir, "wc", PLAN);
+        PlanScheduler s = Fixtures.scheduler(dir);
+        TopologyDetails td = Fixtures.topology(Fixtures.WORDCOUNT, "wc-1-1", 4, 0);
+        Cluster first = round(s, null, td);
+        Map<ExecutorDetails, WorkerSlot> before = new HashMap<>(first.getAssignmentById(td.getId()).getExecutorToSlot());
+        sups = new TreeMap<>(Map.of("sup-a", sups.get("sup-a")));
+        Map<ExecutorDetails, WorkerSlot> onA = new HashMap<>();
+        before.forEach((e, slot) -> {
+            if (slot.getNodeId().equals("sup-a")) {
+                onA.put(e, slot);
+            }
+        });
+        Cluster c = Fixtures.cluster(sups, Map.of(td.getId(),
+            new org.apache.storm.scheduler.SchedulerAssignmentImpl(td.getId(), onA, null, null)), td);
+        s.schedule(new org.apache.storm.scheduler.Topologies(td), c);
+        String status = c.getStatus(td.getId());
+        assertTrue(status.contains("the supervisor of node b is not alive"), status);
+        assertTrue(status.endsWith("keeping the current assignment"), status);
+    }
+}
