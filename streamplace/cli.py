@@ -603,10 +603,11 @@ def storm_plan_dir(topology, cluster, placement, out_dir):
     """
     from .storm.plans import plan_document, storm_name, write_plan
     problem = _problem(topology, cluster)
+    name = storm_name(problem.topology)
     placed = load_placement(placement, problem.topology, problem.cluster)
     doc = read_document(placement)
     extra = {"scheduler": doc["scheduler"]} if isinstance(doc, dict) and isinstance(doc.get("scheduler"), str) else {}
-    path = write_plan(Path(out_dir), storm_name(problem.topology), plan_document(problem.topology, problem.cluster, placed, **extra))
+    path = write_plan(Path(out_dir), name, plan_document(problem.topology, problem.cluster, placed, **extra))
     click.echo(str(path))
 
 

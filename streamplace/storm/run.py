@@ -55,7 +55,8 @@ class RunSettings:
 
 @dataclass(frozen=True)
 class Job:
-    """One topology to submit. ``placement`` None: no plan, Storm's EvenScheduler places it."""
+    """One topology to submit. ``placement`` None: no plan, Storm's EvenScheduler places it
+    (``plan`` writes that document as the plan file instead, as a user's hand-made file would be)."""
 
     name: str
     topology: Topology
@@ -64,6 +65,8 @@ class Job:
     monitor: bool = False
     duration_s: float = 0.0
     conf: dict = field(default_factory=dict)
+    plan: dict | None = None
+    group: int | None = None
 
 
 def cpu_by_task(problem: Problem, placement: Placement | None) -> dict[str, float]:
@@ -85,12 +88,12 @@ def cpu_by_task(problem: Problem, placement: Placement | None) -> dict[str, floa
 
 
 def run_local(cluster: Cluster, jobs: Sequence[Job], settings: RunSettings, work_dir: Path, *,
-              concurrent: bool = False, monitor_dir: Path | None = None,
+              monitor_dir: Path | None = None,
               on_event: Callable[[dict], None] | None = None) -> dict[str, dict]:
     """Runs ``jobs`` on one embedded Storm; returns each job's result (by name) as Storm reported it.
 
-    Jobs run one after another (each submitted, assigned, measured, killed), or all at once with
-    ``concurrent``. ``work_dir`` receives the plans, the job file and ``storm.log``.
+    Jobs run one after another (each submitted, assigned, measured, killed); consecutive jobs with
+    the same ``group`` run at once. ``work_dir`` receives the plans, the job file and ``storm.log``.
     """
     java = jvm.java()
     cp = jvm.classpath()
@@ -101,17 +104,19 @@ def run_local(cluster: Cluster, jobs: Sequence[Job], settings: RunSettings, work
     for job in jobs:
         topo_file = work_dir / f"topology-{job.name}.json"
         atomic_write_text(topo_file, json.dumps(topology_to_dict(job.topology)))
-        if job.placement is not None:
+        if job.plan is not None:
+            write_plan(plan_dir, job.name, job.plan)
+        elif job.placement is not None:
             write_plan(plan_dir, job.name, plan_document(job.topology, cluster, job.placement))
         job_entries.append({
             "name": job.name, "topology": str(topo_file), "workers": job.workers, "ackers": settings.ackers,
             "load_aware": settings.load_aware, "window_s": settings.window_s,
             "monitor_dir": str(monitor_dir) if job.monitor and monitor_dir else None,
             "warmup_s": settings.warmup_s if job.duration_s > 0 else 0, "duration_s": job.duration_s,
-            "conf": {"streamplace.seed": settings.seed, **job.conf}})
+            "conf": {"streamplace.seed": settings.seed, **job.conf}, "group": job.group})
     job_file = work_dir / "job.json"
     atomic_write_text(job_file, json.dumps({
-        "plan_dir": str(plan_dir), "concurrent": concurrent, "jobs": job_entries,
+        "plan_dir": str(plan_dir), "jobs": job_entries,
         "cluster": [{"node": n.name, "slots": int(n.slots)} for n in cluster.nodes]}))
     tmp = work_dir / "tmp"
     tmp.mkdir(exist_ok=True)

@@ -26,7 +26,7 @@ import org.apache.storm.generated.TopologySummary;
  * The embedded runner behind {@code streamplace storm run}: a LocalCluster with one supervisor per
  * cluster node (supervisor id and {@code supervisor.scheduler.meta node} = the node's name, its
  * slot count as ports) and {@link PlanScheduler} as Nimbus' scheduler; runs the jobs of a job file
- * (JSON, written by the Python side) one after another, or all at once, and reports on stdout as
+ * (JSON, written by the Python side) one after another, or in groups at once, and reports on stdout as
  * JSON Lines: progress events, then one {@code result} per job with the assignment Storm made (in
  * the plan's own form, label -> node and worker), Storm's task numbering, the scheduler status
  * and the measured interval. Storm's logs go to the file named by {@code -Dstreamplace.log.file}.
@@ -70,8 +70,14 @@ public final class LocalRunner {
         daemon.put(DaemonConfig.STORM_SCHEDULER, PlanScheduler.class.getName());
         daemon.put(PlanScheduler.PLAN_DIR, Documents.string(job.get("plan_dir"), src, "plan_dir"));
         daemon.put(Config.TOPOLOGY_STATS_SAMPLE_RATE, 1.0);
+        daemon.put(Config.TASK_HEARTBEAT_FREQUENCY_SECS, 1);   // executors report within a second of starting
+        daemon.put(Config.STORM_ZOOKEEPER_SESSION_TIMEOUT, 120_000);   // one JVM holds the whole cluster: be patient
+        daemon.put(Config.STORM_ZOOKEEPER_CONNECTION_TIMEOUT, 60_000);
         event("starting", Map.of());
-        try (LocalCluster cluster = new LocalCluster.Builder().withSupervisors(0).withDaemonConf(daemon).build()) {
+        // never closed: main() halts the JVM once every job is reported (closing a LocalCluster
+        // waits for every slot thread); the caller removes the temporary directories
+        LocalCluster cluster = new LocalCluster.Builder().withSupervisors(0).withDaemonConf(daemon).build();
+        {
             LocalRunner runner = new LocalRunner(cluster);
             for (Object n : Documents.list(job.get("cluster"), src, "cluster")) {
                 Map<String, Object> node = Documents.map(n, src, "cluster[]");
@@ -79,16 +85,20 @@ public final class LocalRunner {
                                Documents.integer(node.get("slots"), 1, src, "cluster[].slots"));
             }
             event("cluster", Map.of("supervisors", runner.portsOfNode.size()));
-            List<Map<String, Object>> jobs = new ArrayList<>();
+            // consecutive jobs with the same "group" run together; the groups one after another
+            List<List<Map<String, Object>>> groups = new ArrayList<>();
+            Object previous = null;
             for (Object j : Documents.list(job.get("jobs"), src, "jobs")) {
-                jobs.add(Documents.map(j, src, "jobs[]"));
-            }
-            if (Boolean.TRUE.equals(job.get("concurrent"))) {
-                runner.runTogether(jobs);
-            } else {
-                for (Map<String, Object> j : jobs) {
-                    runner.runTogether(List.of(j));
+                Map<String, Object> entry = Documents.map(j, src, "jobs[]");
+                Object group = entry.get("group");
+                if (groups.isEmpty() || group == null || !group.equals(previous)) {
+                    groups.add(new ArrayList<>());
                 }
+                groups.get(groups.size() - 1).add(entry);
+                previous = group;
+            }
+            for (List<Map<String, Object>> group : groups) {
+                runner.runTogether(group);
             }
         }
     }
@@ -113,6 +123,10 @@ public final class LocalRunner {
             String name = submit(j);
             ids.put(name, awaitAssignment(name));
             event("assigned", Map.of("job", name));
+        }
+        for (Map.Entry<String, String> e : ids.entrySet()) {   // killing a topology whose workers still start halts LocalCluster
+            awaitRunning(e.getValue());
+            event("running", Map.of("job", e.getKey()));
         }
         double warmup = 0;
         double duration = 0;
@@ -153,6 +167,19 @@ public final class LocalRunner {
         }
     }
 
+    /**
+     * A job that is only placed, not measured: idle executors sleep 10 ms at once instead of
+     * spinning first (Storm's default), so many topologies in one JVM leave the CPU to Storm.
+     */
+    private static void idle(Config conf) {
+        for (String kind : new String[] {"bolt", "spout"}) {
+            String p = "topology." + kind + ".wait.progressive.";
+            conf.put(p + "level1.count", 0);
+            conf.put(p + "level2.count", 0);
+            conf.put(p + "level3.sleep.millis", 10);
+        }
+    }
+
     private static void sleepUntil(long epochMillis) throws InterruptedException {
         for (long wait = epochMillis - System.currentTimeMillis(); wait > 0; wait = epochMillis - System.currentTimeMillis()) {
             Thread.sleep(wait);
@@ -170,6 +197,9 @@ public final class LocalRunner {
                                         Boolean.TRUE.equals(j.get("load_aware")),
                                         monitor == null ? null : String.valueOf(monitor),
                                         Documents.number(j.get("window_s"), 10.0, src, "window_s"));
+        if (Documents.number(j.get("duration_s"), 0, src, "duration_s") == 0) {
+            idle(conf);
+        }
         if (j.get("conf") != null) {
             SpecTopology.putAll(conf, Documents.map(j.get("conf"), src, "conf"));
         }
@@ -193,6 +223,19 @@ public final class LocalRunner {
             Thread.sleep(100);
         }
         throw new IllegalStateException("topology " + name + " was not fully assigned within " + TIMEOUT_MS / 1000 + " s");
+    }
+
+    /** Waits until every executor of the topology has sent a heartbeat (its worker is up). */
+    private void awaitRunning(String id) throws Exception {
+        long deadline = System.currentTimeMillis() + TIMEOUT_MS;
+        while (System.currentTimeMillis() < deadline) {
+            List<ExecutorSummary> execs = cluster.getTopologyInfo(id).get_executors();
+            if (!execs.isEmpty() && execs.stream().allMatch(ExecutorSummary::is_set_stats)) {
+                return;
+            }
+            Thread.sleep(100);
+        }
+        throw new IllegalStateException("the workers of " + id + " did not all start within " + TIMEOUT_MS / 1000 + " s");
     }
 
     private static int expectedExecutors(StormTopology system) {

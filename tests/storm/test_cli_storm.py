@@ -1,0 +1,98 @@
+"""`streamplace storm run` and `storm plan-dir` through the real CLI."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from streamplace.model.specs import cluster_to_dict, topology_to_dict, write_document
+
+from .topologies import five_groupings
+
+CLI = [sys.executable, "-m", "streamplace"]
+
+
+@pytest.fixture
+def files(tmp_path):
+    topo, cluster = five_groupings()
+    write_document(topology_to_dict(topo), tmp_path / "t.yaml")
+    write_document(cluster_to_dict(cluster), tmp_path / "c.yaml")
+    return tmp_path
+
+
+def storm_jvms(marker: str) -> list[int]:
+    """Live JVMs whose command line mentions ``marker``."""
+    out = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmd = (proc / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"LocalRunner" in cmd and marker.encode() in cmd:
+            out.append(int(proc.name))
+    return out
+
+
+def test_missing_module_is_one_line_exit_2(files):
+    env = {**os.environ, "STREAMPLACE_STORM_HOME": str(files / "nowhere")}
+    r = subprocess.run([*CLI, "storm", "run", str(files / "t.yaml"), str(files / "c.yaml"), "-s", "even",
+                        "-o", str(files / "out")], env=env, capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "not built" in r.stderr, r.stderr
+    assert not (files / "out").exists()
+
+
+def test_missing_java_is_one_line_exit_2(files):
+    env = {**os.environ, "JAVA_HOME": str(files / "nojava")}
+    r = subprocess.run([*CLI, "storm", "run", str(files / "t.yaml"), str(files / "c.yaml"), "-s", "even",
+                        "-o", str(files / "out")], env=env, capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Java 17" in r.stderr, r.stderr
+
+
+def test_exactly_one_plan_source(files):
+    r = subprocess.run([*CLI, "storm", "run", str(files / "t.yaml"), str(files / "c.yaml"), "-o", str(files / "out")],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "exactly one of --plan, --scheduler or --storm-default" in r.stderr
+
+
+def test_plan_dir_writes_the_plan_under_the_topology_name(files):
+    subprocess.run([*CLI, "schedule", str(files / "t.yaml"), str(files / "c.yaml"), "-s", "metis",
+                    "-o", str(files / "p.json")], check=True, capture_output=True)
+    r = subprocess.run([*CLI, "storm", "plan-dir", str(files / "t.yaml"), str(files / "c.yaml"), str(files / "p.json"),
+                        "-o", str(files / "plans")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    plan = json.loads((files / "plans" / "groupings.json").read_text())
+    assert plan["placement"] == json.loads((files / "p.json").read_text())["placement"]
+    assert plan["scheduler"] == "metis"
+
+
+def test_storm_refuses_a_topology_name_with_a_dot(files):
+    doc = topology_to_dict(five_groupings()[0])
+    doc["name"] = "my.job"
+    write_document(doc, files / "dot.yaml")
+    r = subprocess.run([*CLI, "storm", "plan-dir", str(files / "dot.yaml"), str(files / "c.yaml"), str(files / "p.json"),
+                        "-o", str(files / "plans")], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Storm refuses names" in r.stderr, r.stderr
+
+
+def test_ctrl_c_stops_the_run_and_its_jvm(storm_ready, files):
+    out = files / "out-interrupted"
+    proc = subprocess.Popen([*CLI, "storm", "run", str(files / "t.yaml"), str(files / "c.yaml"), "-s", "even",
+                             "--duration", "600", "--warmup", "0", "-o", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 180
+    for line in proc.stderr:
+        if "measuring" in line or time.monotonic() > deadline:
+            break
+    assert storm_jvms(str(files)), "the run's JVM is up"
+    proc.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    code = proc.wait(timeout=60)
+    assert code == 130, proc.stderr.read()
+    assert time.monotonic() - sent < 10
+    assert not storm_jvms(str(files)), "no JVM left"
+    assert not out.exists() and not list(files.glob(".out-interrupted.*")), "no partial output"

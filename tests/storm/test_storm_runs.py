@@ -1,0 +1,156 @@
+"""The plugin's fallback, concurrent topologies, Storm's task numbering with ackers, and the monitor's
+records through the Spark profile, each on a real embedded Storm."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from streamplace.model import Problem
+from streamplace.model.storm_ids import fields_target, int_key_hash, labels_by_storm_id
+from streamplace.schedulers import make_scheduler
+from streamplace.storm.plans import workers_of
+from streamplace.storm.run import Job, RunSettings, measure, run_local
+
+from .topologies import five_groupings
+
+
+@pytest.fixture(scope="module")
+def groupings():
+    topo, cluster = five_groupings()
+    return Problem.from_topology(topo, cluster)
+
+
+@pytest.fixture(scope="module")
+def runs(storm_ready, groupings, tmp_path_factory):
+    """Four groups, one after another: ackers on; no plan alone; a bad plan alone; a planned and an
+    unplanned topology at once."""
+    p = groupings
+    topo = p.topology
+    metis = make_scheduler("metis", {}).schedule(p).placement
+    even2 = make_scheduler("even", {"workers": 2}).schedule(p).placement
+
+    def named(name):
+        return type(topo)(name=name, operators=topo.operators, streams=topo.streams)
+
+    bad = {"placement": {**metis.to_mapping(topo.task_labels, p.cluster), "Fan[0]": {"node": "nowhere", "worker": 0}}}
+    jobs = [Job("acked", named("acked"), even2, 2, conf={"topology.acker.executors": 2}, group=0),
+            Job("unplanned", named("unplanned"), None, 3, group=1),
+            Job("badplan", named("badplan"), None, 3, plan=bad, group=2),
+            Job("with-plan", named("with-plan"), metis, workers_of(metis), group=3),
+            Job("without-plan", named("without-plan"), None, 2, group=3)]
+    results = run_local(p.cluster, jobs, RunSettings(), tmp_path_factory.mktemp("storm-runs"))
+    return p, {"metis": metis, "even2": even2}, results
+
+
+def test_task_ids_with_ackers_follow_storms_numbering(runs):
+    p, plans, results = runs
+    r = results["acked"]
+    storm = {int(t): c for t, c in r["storm_tasks"].items()}
+    # Storm's own numbering (Fan < __acker < all_ < glob < loc < pick < src) against ours
+    assert [c for _, c in sorted(storm.items())][:5] == ["Fan", "Fan", "Fan", "__acker", "__acker"]
+    ours = labels_by_storm_id(p.topology, {"__acker": 2})
+    assert {t: ours[t].split("[")[0] for t in ours} == {t: c for t, c in storm.items() if c != "__acker"}
+    assert r["assignment"] == plans["even2"].to_mapping(p.topology.task_labels, p.cluster)
+    # ackers are dealt over the plan's workers in (node, worker) order
+    assert sorted(r["system_executors"]) == ["__acker#4", "__acker#5"]
+    workers = sorted({(w["node"], w["worker"]) for w in r["assignment"].values()})
+    assert [(w["node"], w["worker"]) for _, w in sorted(r["system_executors"].items())] == workers[:2]
+
+
+def test_without_ackers_ids_follow_storms_numbering_too(runs):
+    p, _, results = runs
+    storm = {int(t): c for t, c in results["unplanned"]["storm_tasks"].items()}
+    assert labels_by_storm_id(p.topology) == {t: lab for t, lab in
+                                              ((t, f"{c}[{sorted(k for k, cc in storm.items() if cc == c).index(t)}]")
+                                               for t, c in storm.items())}
+
+
+def test_a_topology_without_a_plan_gets_the_even_placement(runs):
+    p, _, results = runs
+    r = results["unplanned"]
+    even = make_scheduler("even", {"workers": 3}).schedule(p).placement
+    assert r["assignment"] == even.to_mapping(p.topology.task_labels, p.cluster)
+    assert "no plan" in r["scheduler_status"]
+
+
+def test_a_bad_plan_falls_back_whole_with_its_reason(runs):
+    p, _, results = runs
+    r = results["badplan"]
+    assert r["scheduler_status"].startswith("streamplace: plan rejected: unknown node nowhere")
+    even = make_scheduler("even", {"workers": 3}).schedule(p).placement
+    assert r["assignment"] == even.to_mapping(p.topology.task_labels, p.cluster)
+
+
+def test_two_topologies_at_once_each_get_theirs(runs):
+    p, plans, results = runs
+    assert results["with-plan"]["assignment"] == plans["metis"].to_mapping(p.topology.task_labels, p.cluster)
+    other = results["without-plan"]
+    assert "no plan" in other["scheduler_status"] and other["workers"] == 2
+    taken = {(w["node"], w["worker"]) for w in results["with-plan"]["assignment"].values()}
+    assert not taken & {(w["node"], w["worker"]) for w in other["assignment"].values()}
+    assert len(other["assignment"]) == p.topology.n_tasks
+
+
+# ---------------------------------------------------------------------- monitor -> profile
+@pytest.fixture(scope="module")
+def measured(storm_ready, groupings, tmp_path_factory):
+    p = groupings
+    placement = make_scheduler("metis", {}).schedule(p).placement
+    out = tmp_path_factory.mktemp("measured") / "run"
+    run = measure(p, placement, out, RunSettings(duration_s=4, warmup_s=4, window_s=1))
+    return p, placement, out, run
+
+
+def test_run_json_reports_the_plan_applied_and_measured_figures(measured):
+    p, placement, out, run = measured
+    assert run["plan_applied"] and run["plan_matches"]
+    assert json.loads((out / "run.json").read_text())["assignment"] == placement.to_mapping(p.topology.task_labels, p.cluster)
+    assert run["windows"] == 4 and run["duration_s"] == pytest.approx(4.0)
+    # src emits 400/s in total; every bolt tuple is counted once as executed
+    assert 0.7 * 400 < run["source_rate"] < 1.1 * 400
+    assert run["latency_ms"]["count"] > 0 and 0 < run["latency_ms"]["p50"] <= run["latency_ms"]["p99"]
+
+
+def test_monitor_records_profile_unchanged_with_the_topologys_structure(measured, spark):
+    from streamplace.profile.metrics import build_profile
+    p, placement, out, run = measured
+    profile = build_profile(spark, p.topology, [str(out / run["traffic_file"])], [str(out / run["load_file"])])
+    s = profile.summary
+    assert s["rows_read"] == s["rows_used"] == run["traffic_rows"] + run["load_rows"] and s["rows_rejected"] == 0
+    edges = {(a, b) for a, b in zip(profile.edges["src_task"], profile.edges["dst_task"])}
+    topo = p.topology
+    labels = topo.task_labels
+
+    def tasks(op):
+        return [labels[t] for t in topo.tasks_of(op)]
+
+    # shuffle src -> Fan and all src -> all_: every pair
+    assert {(a, b) for a in tasks("src") for b in tasks("Fan")} <= edges
+    assert {(a, b) for a in tasks("src") for b in tasks("all_")} <= edges
+    # fields Fan -> pick with keys 0 and 1: only the tasks Storm's hash picks
+    hit = {f"pick[{i}]" for i in fields_target(int_key_hash(np.arange(2)), 3)}
+    assert {b for a, b in edges if b.startswith("pick[")} == hit
+    # global: only the lowest task
+    assert {b for a, b in edges if b.startswith("glob[")} == {"glob[0]"}
+    # local_or_shuffle all_ -> loc: same worker when the worker has a loc task
+    where = run["assignment"]
+    for a, b in edges:
+        if a.startswith("all_["):
+            local = [t for t in tasks("loc") if where[t] == where[a]]
+            assert (b in local) if local else True, (a, b)
+
+
+def test_tuples_sent_equal_tuples_received_within_a_window(measured):
+    p, placement, out, run = measured
+    traffic = pd.read_json(out / run["traffic_file"], lines=True)
+    load = pd.read_json(out / run["load_file"], lines=True)
+    received = traffic.groupby("dst_task")["tuples"].sum()
+    executed = load.groupby("task")["executed"].sum()
+    per_window = executed / run["windows"]
+    for task, n in received.items():
+        assert abs(n - executed[task]) <= max(2.0, per_window[task]), task
+    # "all" sends every tuple of a source task to each all_ task: equal counts
+    sent = traffic[traffic["dst_task"].str.startswith("all_")].groupby("src_task")["tuples"].agg(["min", "max"])
+    assert (sent["max"] - sent["min"] <= 0.05 * sent["max"] + 2).all()
