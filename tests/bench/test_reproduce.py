@@ -160,8 +160,11 @@ def test_testbed_gains_follow_the_records():
                      "OLS: 8 node(s), inter-node traffic 80, bottleneck online:cpu")
     assert checks["nodes used, frequent-routes on 8high"].verdict == "agree"
     assert checks["nodes used, smart-home on 8high"].verdict == "disagree"  # [T3] reports 4, 4, 8
+    assert c.reading == testbed.SATURATED  # [T3] 6.1: CPU-intensive runs load the operators fully
+    assert checks["T3 vs OLS, linear (IO-intensive)"].reading == testbed.OPERATING_POINT
     c = checks["OLS on 4 nodes: above OLS on 8, below T3"]
-    assert (c.verdict, c.alt_verdict) == ("disagree", "agree")  # throughput 100 < 400; latency 4 > 2 > 1 ms
+    # operating point (primary): latency 4 > 2 > 1 ms; saturated (second): throughput 100 < 400
+    assert (c.verdict, c.alt_verdict, c.reading) == ("agree", "disagree", testbed.OPERATING_POINT)
 
 
 def test_acking_demand_by_hand():
@@ -184,7 +187,7 @@ def test_acking_demand_by_hand():
 
 def test_verdict_rules():
     assert gain_verdict(12.0, 20.0) == "agree" and gain_verdict(45.0, 20.0) == "direction"
-    assert gain_verdict(-5.0, 20.0) == "disagree" and gain_verdict(None, 20.0) == "not run"
+    assert gain_verdict(-5.0, 20.0) == "disagree" and gain_verdict(None, 20.0) == "not_run"
     assert gain_verdict(4.0, 0) == "agree" and gain_verdict(-15.0, 0) == "direction" and gain_verdict(30.0, 0) == "disagree"
     assert range_verdict([10.0, 30.0], 8, 46) == "agree" and range_verdict([70.0], 8, 46) == "direction"
     assert range_verdict([10.0, -1.0], 8, 46) == "disagree"
