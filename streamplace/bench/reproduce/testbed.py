@@ -236,8 +236,11 @@ def checks(paper: str, recs: list[dict]) -> list[Check]:
 
 NOTES = [
     "Testbed ([I]/[T3] Sec. 6): high capacity nodes 4 cores, 4 GiB, 4 slots; low capacity 2 cores, 2 GiB, 2 slots; "
-    "1 Gbit/s. Node capacity = slots x T = 20 / 10 tasks (T = 5 tasks per worker, the papers' setting); operators "
-    "declare 128 MB (Storm's default) for R-Storm.",
+    "1 Gbit/s. Node capacity = slots x T = 20 / 10 tasks (T = 5 tasks per worker, the papers' setting).",
+    "R-Storm's declarations (Storm 1.x's resource-aware strategy, as the papers ran it, [I]/[T3] Sec. 6): memory 128 MB "
+    "per task, Storm's default topology.component.resources.onheap.memory.mb (streamplace.workloads.runtime); CPU = "
+    "the task's load, 1 capacity unit of the node's 20 (high) or 10 (low), i.e. 20 % of a core. Neither paper gives "
+    "the values it declared ([T3] 6.1 and [I] 6.3 only say R-Storm needed parameter tuning), so these are the neutral choice.",
     "Cost model: the project's default CostModel with the testbed's cores; micro-benchmark operators cost 1 us "
     "(I/O-intensive) or 10 us (CPU-intensive) per tuple, 100-byte tuples; the applications keep their own costs.",
     "Readings, chosen per experiment from how the paper ran it ([I]/[T3] 6.1-6.3): CPU-intensive micro-benchmarks are "
