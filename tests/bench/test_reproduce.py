@@ -223,6 +223,10 @@ def test_statements_json_has_every_statement_with_its_reason(run):
             assert s["why"].strip(), s
     summary = (out / "summary.md").read_text()
     assert "before -> after issue 17" in summary and "7/1/18/5 ->" in summary  # [T3]'s counts before the issue
+    assert summary.count("| claim | source | paper | ours | verdict | tolerance |") == len(results)
+    for s in statements:  # every not comparable statement is listed with its reason
+        if s["verdict"] == "not_comparable":
+            assert f"**{s['claim']}** ({s['source']})" in summary
 
 
 def test_a_verdict_other_than_agree_needs_a_why():

@@ -93,9 +93,9 @@ def _plain(value):
 
 def checks_table(checks: list[Check], alt_label: str, *, title: str):
     rows = [{"claim": c.claim, "source": c.source, "paper": c.reported, "ours": c.ours, "verdict": c.verdict,
-             **({alt_label: f"{c.alt} ({c.alt_verdict})" if c.alt else "-"} if alt_label else {}), "why": c.why or "-"}
-            for c in checks]
-    columns = ("claim", "source", "paper", "ours", "verdict", *((alt_label,) if alt_label else ()), "why")
+             "tolerance": c.tolerance, **({alt_label: f"{c.alt} ({c.alt_verdict})" if c.alt else "-"} if alt_label else {}),
+             "why": c.why or "-"} for c in checks]
+    columns = ("claim", "source", "paper", "ours", "verdict", "tolerance", *((alt_label,) if alt_label else ()), "why")
     return summary_table(rows, columns, title=title)
 
 

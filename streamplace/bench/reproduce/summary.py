@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from .core import VERDICTS, PaperResult, tally, verdict_text
+from .core import NEEDS_WHY, VERDICTS, PaperResult, tally, verdict_text
 from .reported import TABLES
 
 LEGEND = ("Each row sets one statement of a paper beside our figure. **agree**: same direction and within the "
@@ -45,12 +45,12 @@ def _paper(res: PaperResult, alt_label: str) -> list[str]:
     if alt_label and any(c.alt for c in res.checks):
         lines[-1] += f" Second reading ({alt_label}): {verdict_text(res.checks, 'alt_verdict')}."
     lines += ["", *(f"- {note}" for note in res.notes), "", "### Statements beside ours", ""]
-    headers = ["claim", "source", "paper", "ours", "verdict"] + ([alt_label] if alt_label else [])
-    rows = [[c.claim, c.source, c.reported, c.ours, c.verdict] + ([f"{c.alt} ({c.alt_verdict})" if c.alt else "-"]
-                                                                  if alt_label else []) for c in res.checks]
+    headers = ["claim", "source", "paper", "ours", "verdict", "tolerance"] + ([alt_label] if alt_label else [])
+    rows = [[c.claim, c.source, c.reported, c.ours, c.verdict, c.tolerance] +
+            ([f"{c.alt} ({c.alt_verdict})" if c.alt else "-"] if alt_label else []) for c in res.checks]
     lines += _table(headers, rows)
-    differ = [c for c in res.checks if c.verdict in ("direction", "disagree")]
-    lines += ["", "### Where we differ", ""]
+    differ = [c for c in res.checks if c.verdict in NEEDS_WHY]
+    lines += ["", "### Where we differ, and what is not comparable", ""]
     lines += [f"- **{c.claim}** ({c.source}): paper {c.reported}, ours {c.ours} ({c.verdict})." + (f" {c.why}" if c.why else "")
               for c in differ] or ["- nowhere."]
     lines += ["", f"### Values the paper reports (the only hard-coded numbers, `reported.py`)", ""]
