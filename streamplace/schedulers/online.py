@@ -44,7 +44,13 @@ Deliberate differences from the public code:
   as in the code. The later ``delta`` limit on slots per node (not in the DEBS paper) is not used.
 
 When a greedy step finds no slot or node able to take a task or slot (the code throws), the
-scheduler raises :class:`Infeasible` -- even if another placement would fit.
+scheduler raises :class:`Infeasible` -- even if another placement would fit. This is the
+default: the papers ran OLS with its slot-load limit ([I] Sec. 6, [T3] Sec. 6: "the topology's
+worker count and gamma"; [F] Sec. IV-A2: Aniello's alfa 0, beta 0.5, gamma 1.1), and never say
+what it did when the limit left a task without a slot. ``relax_gamma=True`` is an explicit
+opt-in (CLI ``-p relax_gamma=true``): if the limit makes phase 1 infeasible, the scheduler runs
+again without it and says so in ``details["gamma_relaxed"]`` and the result's message. It is
+never applied silently.
 """
 
 from __future__ import annotations
@@ -220,13 +226,15 @@ class _Packing:
 class OnlineScheduler(Scheduler):
     """``workers``: worker slots W the topology uses (default every slot of the cluster, capped
     at the task count); ``alfa``, ``beta`` in [0, 1] and ``gamma`` >= 1 (None = no slot load
-    limit) tune the limits above."""
+    limit) tune the limits above; ``relax_gamma``: rerun without the slot load limit when it makes
+    the greedy infeasible (off by default; see the module doc)."""
 
     name = "online"
     workers: int | None = None
     alfa: float = 0.0
     beta: float = 0.5
     gamma: float | None = 1.1
+    relax_gamma: bool = False
 
     def __post_init__(self):
         if self.workers is not None and self.workers < 1:
@@ -243,14 +251,22 @@ class OnlineScheduler(Scheduler):
         per_slot = max_per_slot(n, w, self.alfa)
         slot_limit = max_slot_load(float(problem.loads.sum()), w, self.gamma)
         target = nodes_to_use(w, cluster.n_nodes, self.beta)
-        tasks, fills = _tasks_to_slots(problem, w, per_slot, slot_limit)
+        relaxed = ""
+        try:
+            tasks, fills = _tasks_to_slots(problem, w, per_slot, slot_limit)
+        except Infeasible as exc:
+            if not (self.relax_gamma and math.isfinite(slot_limit)):
+                raise
+            relaxed = f"gamma {self.gamma:g} relaxed to no slot load limit (relax_gamma=true): {exc}"
+            slot_limit = math.inf
+            tasks, fills = _tasks_to_slots(problem, w, per_slot, slot_limit)
         nodes, spreads = _slots_to_nodes(problem, tasks, target)
         slot_of, node_of_slot = tasks.bin_of, nodes.bin_of
         placement = Placement(node=node_of_slot[slot_of], worker=_worker_index(node_of_slot)[slot_of])
         details = {"workers": w, "max_per_slot": per_slot, "max_slot_load": slot_limit, "nodes_to_use": target,
                    "nodes_used": len(nodes.in_use), "inter_slot_traffic": tasks.total(),
-                   "empty_slot_fills": fills, "spread_moves": spreads}
-        return Outcome(placement=placement, status="heuristic", details=details)
+                   "empty_slot_fills": fills, "spread_moves": spreads, "gamma_relaxed": bool(relaxed)}
+        return Outcome(placement=placement, status="heuristic", details=details, message=relaxed)
 
 
 def _tasks_to_slots(problem: Problem, w: int, per_slot: int, slot_limit: float) -> tuple[_Packing, int]:

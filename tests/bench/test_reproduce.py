@@ -160,8 +160,11 @@ def test_testbed_gains_follow_the_records():
                      "OLS: 8 node(s), inter-node traffic 80, bottleneck online:cpu")
     assert checks["nodes used, frequent-routes on 8high"].verdict == "agree"
     assert checks["nodes used, smart-home on 8high"].verdict == "disagree"  # [T3] reports 4, 4, 8
+    assert c.reading == testbed.SATURATED  # [T3] 6.1: CPU-intensive runs load the operators fully
+    assert checks["T3 vs OLS, linear (IO-intensive)"].reading == testbed.OPERATING_POINT
     c = checks["OLS on 4 nodes: above OLS on 8, below T3"]
-    assert (c.verdict, c.alt_verdict) == ("disagree", "agree")  # throughput 100 < 400; latency 4 > 2 > 1 ms
+    # operating point (primary): latency 4 > 2 > 1 ms; saturated (second): throughput 100 < 400
+    assert (c.verdict, c.alt_verdict, c.reading) == ("agree", "disagree", testbed.OPERATING_POINT)
 
 
 def test_acking_demand_by_hand():
@@ -184,7 +187,7 @@ def test_acking_demand_by_hand():
 
 def test_verdict_rules():
     assert gain_verdict(12.0, 20.0) == "agree" and gain_verdict(45.0, 20.0) == "direction"
-    assert gain_verdict(-5.0, 20.0) == "disagree" and gain_verdict(None, 20.0) == "not run"
+    assert gain_verdict(-5.0, 20.0) == "disagree" and gain_verdict(None, 20.0) == "not_run"
     assert gain_verdict(4.0, 0) == "agree" and gain_verdict(-15.0, 0) == "direction" and gain_verdict(30.0, 0) == "disagree"
     assert range_verdict([10.0, 30.0], 8, 46) == "agree" and range_verdict([70.0], 8, 46) == "direction"
     assert range_verdict([10.0, -1.0], 8, 46) == "disagree"
@@ -202,3 +205,75 @@ def test_cli_reproduce_one_paper(tmp_path):
     records = json.loads((tmp_path / "results.json").read_text())
     assert {r["paper"] for r in records} == {"lf"} and len(records) == 20
     assert "lf" in (tmp_path / "summary.md").read_text()
+
+
+STATEMENT_KEYS = {"paper", "claim", "source", "published", "ours", "verdict", "tolerance", "reading", "why"}
+
+
+def test_statements_json_has_every_statement_with_its_reason(run):
+    out, results, _ = run
+    statements = json.loads((out / "statements.json").read_text())
+    assert len(statements) == sum(len(r.checks) for r in results)
+    assert {s["paper"] for s in statements} == {"I", "T3", "F", "LF", "N"}
+    for s in statements:
+        assert STATEMENT_KEYS <= set(s), s
+        assert s["verdict"] in ("agree", "direction", "disagree", "not_comparable", "not_run")
+        assert s["tolerance"] and s["reading"]
+        if s["verdict"] != "agree":
+            assert s["why"].strip(), s
+    summary = (out / "summary.md").read_text()
+    assert "before -> after issue 17" in summary and "7/1/18/5 ->" in summary  # [T3]'s counts before the issue
+    assert summary.count("| claim | source | paper | ours | verdict | tolerance |") == len(results)
+    for s in statements:  # every not comparable statement is listed with its reason
+        if s["verdict"] == "not_comparable":
+            assert f"**{s['claim']}** ({s['source']})" in summary
+
+
+def test_a_verdict_other_than_agree_needs_a_why():
+    from streamplace.bench.reproduce.core import Check
+    with pytest.raises(ValueError, match="needs a why"):
+        Check("throughput", "x", "claim", "[N] Table 4", "1", "2", "not_comparable")
+    assert Check("throughput", "x", "claim", "[N] Table 4", "1", "1", "agree").statement()["paper"] == "N"
+
+
+def test_table4_counts_are_not_comparable_and_name_the_missing_quantities(run):
+    _, results, _ = run
+    recs = next(r for r in results if r.paper == "throughput").records
+    table4 = [c for c in throughput.checks(recs) if c.claim.startswith("instances L/M/H")]
+    assert table4 and all(c.verdict == "not_comparable" for c in table4 if c.ours != "not_run")
+    assert all("MET" in c.why and "R0" in c.why for c in table4)
+    # the counts are still ours, computed from the records
+    rec = next(r for r in recs if r["scheduler"] == "throughput")
+    claim = f"instances L/M/H, {rec['workload']} on {rec['cluster']} ({rec['variant']})"
+    assert next(c for c in table4 if c.claim == claim).ours == f"{rec['low']}/{rec['mid']}/{rec['high']}"
+
+
+def test_fischer_throughput_tolerance_is_table_i_spread():
+    spread = TABLES["metis"]["throughput/spread"].value
+    assert metis_repro.spread_tolerance("payload", "metis", "even") == max(spread["metis"]["payload"],
+                                                                           spread["even"]["payload"])
+    recs = []
+    for nodes in (10, 20):
+        for sched, thr in (("even", 100.0), ("online", 100.0), ("metis", 140.0)):
+            recs.append({"workload": "payload", "nodes": nodes, "scheduler": sched, "spout_throughput": thr,
+                         "spout_throughput_acking": thr, "network_reduction_pct": 0.0, "inter_node_cost": 1.0,
+                         "total_traffic": 2.0, "imbalance": 1.0})
+    c = next(c for c in metis_repro.checks(recs) if c.claim.startswith("Metis vs Default throughput, payload"))
+    # +40 % against [F]'s +52 %: outside 10 points, inside Table I's payload spread (Metis 26)
+    assert c.ours == "+40 %" and c.verdict == "agree" and "Table I" in c.tolerance
+    assert gain_verdict(40.0, 52.0) == "direction"
+
+
+def test_a_statement_on_a_relaxed_ols_run_says_so():
+    from streamplace.bench.reproduce.core import OLS_RELAX_WHY
+    recs = []
+    for exp, workload, cluster in {(s.kind, s.workload, s.cluster) for s in runtime.scenarios()}:
+        for sched, relaxed in (("t3", False), ("rstorm", False), ("online", workload == "star"),
+                               ("online (3 nodes)", False), ("online (4 nodes)", False)):
+            recs.append({"experiment": exp, "workload": workload, "cluster": cluster, "scheduler": sched,
+                         "throughput": 100.0, "latency_light_ms": 2.0 if sched == "online" else 1.0, "nodes_used": 3,
+                         "inter_node_cost": 10.0, "bottleneck": "cpu", "details": {"gamma_relaxed": relaxed}})
+    checks = {c.claim: c for c in testbed.checks("t3", recs)}
+    assert OLS_RELAX_WHY in checks["T3 vs OLS, star (IO-intensive)"].why
+    assert OLS_RELAX_WHY not in checks["T3 vs OLS, linear (IO-intensive)"].why
+    assert OLS_RELAX_WHY not in checks["T3 vs R-Storm, star (IO-intensive)"].why

@@ -143,3 +143,20 @@ def test_micro_benchmarks_valid_recomputed_and_deterministic(inst, recompute):
     assert recompute(inst.problem, res.placement.node, res.placement.worker) == (
         inter_node_cost(inst.problem, res.placement), inter_worker_cost(inst.problem, res.placement))
     assert make_scheduler("online", {"seed": 3}).schedule(inst.problem).placement == res.placement
+
+
+def test_slot_load_limit_is_relaxed_only_when_asked_and_then_says_so():
+    """The papers ran OLS with gamma ([I]/[T3] Sec. 6, [F] Sec. IV-A2): by default the limit holds."""
+    topo = Topology.build("iso", [Operator("a", 1), Operator("b", 1), Operator("z", 1)], [Stream("a", "b", pair_rate=1.0)])
+    nodes = [Node("n", 10, slots=4)]
+    strict = run(topo, nodes, workers=2)
+    assert strict.status == "infeasible" and strict.params["relax_gamma"] is False
+    relaxed = run(topo, nodes, workers=2, relax_gamma="true")  # as from the CLI: -p relax_gamma=true
+    assert relaxed.ok and relaxed.details["gamma_relaxed"] is True
+    assert relaxed.message.startswith("gamma 1.1 relaxed to no slot load limit (relax_gamma=true): ")
+    assert strict.message in relaxed.message
+    no_limit = run(topo, nodes, workers=2, gamma=None)
+    assert relaxed.placement.worker.tolist() == no_limit.placement.worker.tolist()
+    # a run the limit does not block is untouched and says it was not relaxed
+    easy = run(bipartite(), nodes, workers=2, relax_gamma=True)
+    assert easy.ok and easy.details["gamma_relaxed"] is False and easy.message == ""

@@ -10,7 +10,10 @@ chosen papers and writes to the output directory:
   (placements in the JSON) plus each experiment's own keys;
 * PNG figures and ``report.html`` (via :mod:`streamplace.bench.report`);
 * ``summary.md``: per paper, every published statement beside our number with a verdict
-  (:mod:`.core`), where and why we differ, and the paper's values with their sources.
+  (:mod:`.core`), where and why we differ, and the paper's values with their sources;
+* ``statements.json``: the same statements machine-readably, one object per statement with
+  ``paper``, ``claim``, ``source``, ``published``, ``ours``, ``verdict``, ``tolerance``,
+  ``reading`` and ``why`` (:meth:`~.core.Check.statement`).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from ..report import Section, html_report, summary_table
 from . import lf, metis, microbench, testbed, throughput
 from .core import VERDICTS, Check, PaperResult, Run, tally, verdict_text
 from .reported import TABLES, Reported
-from .summary import LEGEND, markdown
+from .summary import BEFORE_ISSUE_17, LEGEND, counts_text, markdown, now_counts
 
 PAPER_TITLES = {
     "ischeduler": "[I] I-Scheduler (Eskandari et al., FGCS 2020)",
@@ -71,8 +74,8 @@ def _single(key: str, module, explain=None) -> Callable[[Run, Path], PaperResult
 
 
 REGISTRY = {
-    "ischeduler": Paper("latency view", _eskandari("ischeduler")),
-    "t3": Paper("latency view", _eskandari("t3")),
+    "ischeduler": Paper("second reading", _eskandari("ischeduler")),
+    "t3": Paper("second reading", _eskandari("t3")),
     "metis": Paper("without acking", _single("metis", metis, metis.explain)),
     "lf": Paper("", _single("lf", lf)),
     "throughput": Paper("", _single("throughput", throughput)),
@@ -90,17 +93,19 @@ def _plain(value):
 
 def checks_table(checks: list[Check], alt_label: str, *, title: str):
     rows = [{"claim": c.claim, "source": c.source, "paper": c.reported, "ours": c.ours, "verdict": c.verdict,
-             **({alt_label: f"{c.alt} ({c.alt_verdict})" if c.alt else "-"} if alt_label else {}), "why": c.why or "-"}
-            for c in checks]
-    columns = ("claim", "source", "paper", "ours", "verdict", *((alt_label,) if alt_label else ()), "why")
+             "tolerance": c.tolerance, **({alt_label: f"{c.alt} ({c.alt_verdict})" if c.alt else "-"} if alt_label else {}),
+             "why": c.why or "-"} for c in checks]
+    columns = ("claim", "source", "paper", "ours", "verdict", "tolerance", *((alt_label,) if alt_label else ()), "why")
     return summary_table(rows, columns, title=title)
 
 
 def overview_table(results: list[PaperResult]):
     """One row per paper: how many statements got each verdict."""
     rows = [{"paper": res.paper, "statements": len(res.checks), **{v: tally(res.checks).get(v, 0) for v in VERDICTS},
+             "before -> after #17": f"{counts_text(BEFORE_ISSUE_17[res.paper])} -> {counts_text(now_counts(res))}",
              "run s": round(res.seconds, 1)} for res in results]
-    return summary_table(rows, ("paper", "statements", *VERDICTS, "run s"), title="paper statements beside ours")
+    return summary_table(rows, ("paper", "statements", *VERDICTS, "before -> after #17", "run s"),
+                         title="paper statements beside ours (a/d/x/nc = agree/direction/disagree/not_comparable)")
 
 
 def reported_table(table: dict[str, Reported], *, title: str):
@@ -131,6 +136,8 @@ def reproduce(papers, out_dir: Path, *, quick: bool = False, time_limit: float =
     records = [rec for res in results for rec in res.records]
     atomic_write_text(out_dir / "results.json", json.dumps(records, indent=1, default=_plain) + "\n")
     atomic_write_text(out_dir / "results.csv", records_to_csv(records))
+    statements = [c.statement(REGISTRY[res.paper].alt_label) for res in results for c in res.checks]
+    atomic_write_text(out_dir / "statements.json", json.dumps(statements, indent=1) + "\n")
     generated = datetime.now(timezone.utc)
     atomic_write_text(out_dir / "summary.md", markdown(results, REGISTRY, wall=wall, quick=quick, generated=generated))
     sections = []
@@ -145,5 +152,5 @@ def reproduce(papers, out_dir: Path, *, quick: bool = False, time_limit: float =
                 intro=f"{len(records)} results from {len(results)} paper(s) in {wall:.0f} s"
                       f"{' (quick sizes)' if quick else ''}.\n\n{LEGEND.replace('**', '')}", generated=generated)
     console.print(overview_table(results).rich())
-    console.print(f"wrote {out_dir / 'summary.md'}, report.html, results.csv/json ({len(records)} records) in {wall:.0f} s")
+    console.print(f"wrote {out_dir / 'summary.md'}, statements.json, report.html, results.csv/json ({len(records)} records) in {wall:.0f} s")
     return results

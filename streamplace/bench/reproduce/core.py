@@ -10,13 +10,18 @@ between two schedulers). Verdicts:
   for exact quantities such as an optimum);
 * ``direction``: same direction (who wins), magnitude further off;
 * ``disagree``: opposite direction, or a different exact value;
-* ``n/a``: not comparable (e.g. CPLEX on a 64-core server against our solver); ``not run``: the
-  run did not compute it (``--quick`` sizes, or a scheduler that is not available).
+* ``not_comparable``: not comparable (e.g. CPLEX on a 64-core server against our solver, or a
+  quantity the paper does not give); ``not_run``: the run did not compute it (``--quick`` sizes,
+  or a scheduler that is not available).
+
+Every statement carries the ``tolerance`` its verdict used (the paper's own run-to-run spread
+where it reports one, [F] Table I; else :data:`TOLERANCE_PP`; ``exact`` for exact quantities),
+which ``reading`` of ours is primary, and a ``why`` for every verdict but ``agree``
+(:meth:`Check.statement`, written to ``statements.json``).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterable
@@ -30,7 +35,19 @@ from ..report import Section
 
 TOLERANCE_PP = 10.0   # percentage points within which a gain "agrees"
 SIMILAR_PCT = 10.0    # "similar" in a paper: ours within +-10 %
-VERDICTS = ("agree", "direction", "disagree", "n/a", "not run")
+VERDICTS = ("agree", "direction", "disagree", "not_comparable", "not_run")
+NEEDS_WHY = ("direction", "disagree", "not_comparable")
+PAPER_CODES = {"ischeduler": "I", "t3": "T3", "metis": "F", "lf": "LF", "throughput": "N"}
+NOT_RUN_WHY = "not computed in this run (--quick sizes, or a scheduler that is not available)"
+
+
+def tolerance_text(paper, tolerance: float = TOLERANCE_PP) -> str:
+    """The tolerance a gain verdict used, as printed on its row."""
+    if paper == 0:
+        return f"similar = ours within +-{SIMILAR_PCT:g} %"
+    if isinstance(paper, tuple):
+        return f"+-{tolerance:g} pp around the range"
+    return f"+-{tolerance:g} pp"
 
 
 @dataclass(frozen=True)
@@ -45,16 +62,32 @@ class Check:
     ours: str
     verdict: str
     why: str = ""
-    alt: str = ""          # a second reading of ours (the latency view of a throughput claim)
+    alt: str = ""          # a second reading of ours (e.g. the saturated throughput of a testbed claim)
     alt_verdict: str = ""
+    tolerance: str = f"+-{TOLERANCE_PP:g} pp"
+    reading: str = ""      # what the primary figure ("ours") is
+    alt_reading: str = ""  # what the second figure ("alt") is (default: the paper's alt_label)
 
     def __post_init__(self):
-        for v in (self.verdict, self.alt_verdict or "n/a"):
+        for v in (self.verdict, self.alt_verdict or "not_comparable"):
             if v not in VERDICTS:
                 raise ValueError(f"verdict must be one of {', '.join(VERDICTS)}, got {v!r}")
+        if self.verdict in NEEDS_WHY and not self.why.strip():
+            raise ValueError(f"{self.paper}: {self.claim!r}: a {self.verdict!r} verdict needs a why")
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    def statement(self, alt_label: str = "") -> dict:
+        """The statement as one ``statements.json`` object (keys of issue 17)."""
+        why = self.why or (NOT_RUN_WHY if self.verdict == "not_run" else "")
+        out = {"paper": PAPER_CODES.get(self.paper, self.paper), "claim": self.claim, "source": self.source,
+               "published": self.reported, "ours": self.ours, "verdict": self.verdict, "tolerance": self.tolerance,
+               "reading": self.reading or "the only reading", "why": why}
+        if self.alt:
+            out["second_reading"] = {"reading": self.alt_reading or alt_label, "ours": self.alt,
+                                     "verdict": self.alt_verdict}
+        return out
 
 
 @dataclass
@@ -125,20 +158,25 @@ def predicted(problem: Problem, placement, model: performance.CostModel) -> dict
     return out
 
 
-def online_with_fallback(params: dict | None = None) -> Callable[[Problem], object]:
-    """Aniello's online scheduler; if its slot-load limit ``gamma`` makes it infeasible, rerun
-    without the limit (``gamma=None``). With unit task loads, ``gamma x E / W`` caps a slot at
-    ``floor(1.1 E / W)`` tasks, which is below the ``ceil(E / W)`` some slot needs whenever E/W is
-    not close to an integer from below: the greedy then has nowhere to put the last tasks. The
-    papers measured CPU loads, which are not uniform, so their OLS always found slots."""
-    def run(problem: Problem):
-        result = make_scheduler("online", params or {}).schedule(problem)
-        if result.status == "infeasible":
-            relaxed = make_scheduler("online", {**(params or {}), "gamma": None}).schedule(problem)
-            if relaxed.ok:
-                return dataclasses.replace(relaxed, message=f"gamma relaxed to None ({result.message})")
-        return result
-    return run
+OLS_RELAX = {"relax_gamma": True}
+OLS_RELAX_WHY = ("OLS ran with relax_gamma=true: with unit task loads its slot-load limit gamma x E / W caps a slot "
+                 "at floor(1.1 E / W) tasks, below the ceil(E / W) some slot needs, so the greedy has no slot for the "
+                 "last tasks; the papers' OLS used measured, non-uniform CPU loads ([I]/[T3] Sec. 6, [F] Sec. IV-A2), "
+                 "which they do not publish.")
+
+
+def ols(params: dict | None = None) -> Scheduler:
+    """Aniello's online scheduler as ``reproduce`` runs it: the papers' limits, plus an explicit
+    ``relax_gamma=true`` (:data:`OLS_RELAX`) that every record shows (``details.gamma_relaxed``
+    and the message) and every statement on a relaxed run names (:data:`OLS_RELAX_WHY`). The
+    papers never report OLS infeasible, so the alternative, an infeasible baseline, would leave
+    their statements without a comparison."""
+    return make_scheduler("online", {**(params or {}), **OLS_RELAX})
+
+
+def relaxed(rec: dict | None) -> bool:
+    """Whether the record's OLS run dropped its slot-load limit."""
+    return bool(rec and rec.get("details", {}).get("gamma_relaxed"))
 
 
 # ---------------------------------------------------------------------------- verdicts
@@ -156,7 +194,7 @@ def fmt_pct(value: float | None) -> str:
 def gain_verdict(ours: float | None, paper: float, *, tolerance: float = TOLERANCE_PP) -> str:
     """Verdict for a gain in percent (``paper`` 0 means "similar": ours within +-SIMILAR_PCT)."""
     if ours is None or not math.isfinite(ours):
-        return "not run"
+        return "not_run"
     if paper == 0:
         return "agree" if abs(ours) <= SIMILAR_PCT else ("direction" if abs(ours) <= 2 * SIMILAR_PCT else "disagree")
     if (ours > 0) != (paper > 0) or ours == 0:
@@ -168,7 +206,7 @@ def range_verdict(ours: Iterable[float | None], low: float, high: float, *, tole
     """Verdict for "gains between low and high percent" over several workloads."""
     values = [v for v in ours if v is not None and math.isfinite(v)]
     if not values:
-        return "not run"
+        return "not_run"
     if any(v <= 0 for v in values):
         return "disagree"
     inside = all(low - tolerance <= v <= high + tolerance for v in values)
@@ -177,7 +215,7 @@ def range_verdict(ours: Iterable[float | None], low: float, high: float, *, tole
 
 def exact_verdict(ours, paper) -> str:
     if ours is None:
-        return "not run"
+        return "not_run"
     return "agree" if ours == paper else "disagree"
 
 

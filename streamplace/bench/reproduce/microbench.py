@@ -62,9 +62,25 @@ def _above(recs: list[dict], scheduler: str) -> dict[str, float]:
 def _exact_checks(paper: str, recs: list[dict], key: str, scheduler: str, table) -> list[Check]:
     rep = table[key]
     ours = _optimum(recs) if scheduler == "optimal" else _costs(recs, scheduler)
-    return [Check(paper, EXPERIMENT, f"{'optimum' if scheduler == 'optimal' else scheduler} inter-node cost, {inst}",
-                  rep.source, f"{value:g}", f"{ours[inst]:g}" if inst in ours else "not run",
-                  exact_verdict(ours.get(inst), value)) for inst, value in rep.value.items()]
+    reading = "proven optimum of our instance" if scheduler == "optimal" else _phi_text(recs)
+    out = []
+    for inst, value in rep.value.items():
+        verdict = exact_verdict(ours.get(inst), value)
+        why = "" if verdict != "disagree" else (
+            f"ours is {100 * (ours[inst] / value - 1):+.1f} % from the published cost: our instance generation (the "
+            f"task-level traffic of the micro-benchmark) cannot be identical to [I]'s, which it does not publish"
+            + ("" if scheduler == "optimal" else f"; {_fusion_why(recs)}"))
+        out.append(Check(paper, EXPERIMENT, f"{'optimum' if scheduler == 'optimal' else scheduler} inter-node cost, {inst}",
+                         rep.source, f"{value:g}", f"{ours[inst]:g}" if inst in ours else "not_run", verdict, why,
+                         tolerance="exact", reading=reading))
+    return out
+
+
+def _phi_text(recs: list[dict]) -> str:
+    """Which phi I-Scheduler ran with: [I] leaves phi (the fused graph's size bound) unspecified (Sec. 4)."""
+    phis = sorted({r["details"]["phi"] for r in recs if r["scheduler"] == "ischeduler" and "phi" in r.get("details", {})})
+    return (f"I-Scheduler with phi = {', '.join(map(str, phis)) or 'its default'} ([I] does not give phi; ours is "
+            "calibrated so the exact step finishes within theta = 1 s here)")
 
 
 def _above_text(above: dict[str, float], n: int, *, show: int = 6) -> str:
@@ -93,19 +109,23 @@ def ischeduler_checks(recs: list[dict]) -> list[Check]:
     above = _above(recs, paper)
     proven = len(_optimum(recs))
     if not proven:
-        verdict = "not run"
+        verdict = "not_run"
     elif set(above) == set(rep.value) & set(_optimum(recs)):
         verdict = "agree"
     else:
         verdict = "direction" if max(above.values(), default=0.0) <= 5.0 else "disagree"
     checks.append(Check(paper, EXPERIMENT, "I-Scheduler reaches the optimum on every instance but the two listed",
                         rep.source, f"{len(rep.value)} of 72 above ({', '.join(rep.value)})", _above_text(above, n), verdict,
-                        "" if verdict in ("agree", "not run") else _fusion_why(recs)))
+                        "" if verdict in ("agree", "not_run") else _fusion_why(recs)))
     theta = ISCHEDULER["microbench/theta"]
     slowest = max((r["seconds"] for r in recs if r["scheduler"] == paper), default=None)
     checks.append(Check(paper, EXPERIMENT, "every I-Scheduler run finishes within theta", theta.source,
-                        f"< {theta.value:g} s", "not run" if slowest is None else f"slowest {slowest:.2f} s",
-                        "not run" if slowest is None else ("agree" if slowest < theta.value else "disagree")))
+                        f"< {theta.value:g} s", "not_run" if slowest is None else f"slowest {slowest:.2f} s",
+                        "not_run" if slowest is None else ("agree" if slowest < theta.value else "disagree"),
+                        "" if slowest is None or slowest < theta.value else
+                        "wall time, not solver work: the run shares 2 cores with other jobs, and theta bounds only the "
+                        "exact step's time limit (phi is calibrated for it on a quiet machine), not partitioning and "
+                        "fusion around it", tolerance="exact (a bound)"))
     return checks
 
 
@@ -117,22 +137,28 @@ def t3_checks(recs: list[dict]) -> list[Check]:
     rep = T3["microbench/linear-at-optimum"]
     at_opt = [i for i in linear if i not in above]
     checks = [Check(paper, EXPERIMENT, "T3 equals the optimum on every linear instance", rep.source,
-                    f"{rep.value} of 24", f"{len(at_opt)} of {len(linear)}" if linear else "not run",
-                    "not run" if not linear else ("agree" if len(at_opt) == len(linear) else "disagree"))]
+                    f"{rep.value} of 24", f"{len(at_opt)} of {len(linear)}" if linear else "not_run",
+                    "not_run" if not linear else ("agree" if len(at_opt) == len(linear) else "disagree"),
+                    "" if not linear or len(at_opt) == len(linear) else
+                    f"T3's greedy first level misses the optimum on {', '.join(sorted(set(linear) - set(at_opt)))}",
+                    tolerance="exact (a count)")]
     rep = T3["microbench/diamond-star"]
     others = {i: g for i, g in above.items() if not i.startswith("linear-")}
     n_other = len([i for i in optimum if not i.startswith("linear-")])
     checks.append(Check(paper, EXPERIMENT, "T3 on diamond and star is near, and at some sizes above, the optimum",
-                        rep.source, rep.value, _above_text(others, n_other) if n_other else "not run",
-                        "not run" if not n_other else ("agree" if others else "disagree")))
+                        rep.source, rep.value, _above_text(others, n_other) if n_other else "not_run",
+                        "not_run" if not n_other else ("agree" if others else "disagree"),
+                        "" if others or not n_other else "ours reaches the optimum on every diamond and star instance: "
+                        "our tie-breaks and instance traffic differ from [T3]'s, which it does not publish",
+                        tolerance="sign only (the paper gives no number)"))
     rep = T3["microbench/cplex-seconds"]
     seconds = {_instance(r): r["seconds"] for r in recs if r["scheduler"] == "optimal"}
     for inst, value in rep.value.items():
         checks.append(Check(paper, EXPERIMENT, f"optimal solver time, {inst}", rep.source, f"{value:,} s",
-                            f"{seconds[inst]:.2f} s" if inst in seconds else "not run",
-                            "n/a" if inst in seconds else "not run",
+                            f"{seconds[inst]:.2f} s" if inst in seconds else "not_run",
+                            "not_comparable" if inst in seconds else "not_run",
                             "not comparable: CPLEX on the task-level MILP, 64 cores; ours is CP-SAT on interchangeable "
-                            "task classes (DESIGN 5 optimal), 2 cores"))
+                            "task classes (DESIGN 5 optimal), 2 cores", tolerance="-"))
     return checks
 
 
