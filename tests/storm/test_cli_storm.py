@@ -25,16 +25,16 @@ def files(tmp_path):
     return tmp_path
 
 
-def storm_jvms(marker: str) -> list[int]:
-    """Live JVMs whose command line mentions ``marker``."""
-    out = []
+def storm_jvms() -> set[int]:
+    """Live embedded-Storm JVMs."""
+    out = set()
     for proc in Path("/proc").iterdir():
         try:
             cmd = (proc / "cmdline").read_bytes()
         except OSError:
             continue
-        if b"LocalRunner" in cmd and marker.encode() in cmd:
-            out.append(int(proc.name))
+        if b"org.streamplace.storm.LocalRunner" in cmd:
+            out.add(int(proc.name))
     return out
 
 
@@ -81,18 +81,23 @@ def test_storm_refuses_a_topology_name_with_a_dot(files):
 
 def test_ctrl_c_stops_the_run_and_its_jvm(storm_ready, files):
     out = files / "out-interrupted"
+    before = storm_jvms()
     proc = subprocess.Popen([*CLI, "storm", "run", str(files / "t.yaml"), str(files / "c.yaml"), "-s", "even",
                              "--duration", "600", "--warmup", "0", "-o", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 180
-    for line in proc.stderr:
-        if "measuring" in line or time.monotonic() > deadline:
-            break
-    assert storm_jvms(str(files)), "the run's JVM is up"
-    proc.send_signal(signal.SIGINT)
-    sent = time.monotonic()
-    code = proc.wait(timeout=60)
+    try:
+        deadline = time.monotonic() + 180
+        for line in proc.stderr:
+            if "measuring" in line or time.monotonic() > deadline:
+                break
+        ours = storm_jvms() - before
+        assert ours, "the run's JVM is up"
+        proc.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        code = proc.wait(timeout=60)
+    finally:
+        proc.kill()
     assert code == 130, proc.stderr.read()
     assert time.monotonic() - sent < 10
-    assert not storm_jvms(str(files)), "no JVM left"
+    assert not ours & storm_jvms(), "no JVM left"
     assert not out.exists() and not list(files.glob(".out-interrupted.*")), "no partial output"
