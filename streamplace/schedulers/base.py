@@ -69,6 +69,9 @@ class Scheduler:
 
     name: ClassVar[str] = ""
     respects_capacity: ClassVar[bool] = True
+    # Whether a solve-time budget bounds the run (the CLI's --time-limit): a scheduler that does not
+    # declare it runs to completion, and the CLI says so before starting.
+    honours_time_limit: ClassVar[bool] = False
     seed: int = 0
 
     def get_params(self) -> dict:
