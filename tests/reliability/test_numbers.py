@@ -49,3 +49,10 @@ def test_largest_allowed_numbers_give_finite_metrics(rel, small):
         assert "NaN" not in proc.stdout and "Infinity" not in proc.stdout
         record = json.loads(proc.stdout)
         assert all(math.isfinite(v) for v in record.values() if isinstance(v, float))
+
+
+def test_scheduler_parameters_refuse_non_finite(rel, small):
+    topo, cluster = small
+    for param in ("time_limit=nan", "time_limit=inf"):
+        proc = rel.run_cli("schedule", topo, cluster, "-s", "optimal", "-p", param)
+        assert proc.returncode == 2 and "time_limit" in rel.one_line(proc) and "finite" in proc.stderr
