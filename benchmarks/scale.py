@@ -41,9 +41,13 @@ def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def scheduler_params(name: str, seed: int, extra: list[str]) -> dict:
-    """Defaults of this benchmark, the seed, then ``--param NAME.KEY=VALUE`` overrides."""
+def scheduler_params(name: str, seed: int, extra: list[str], time_limit: float | None = None) -> dict:
+    """Defaults of this benchmark, the seed, the time limit (schedulers that honour one), then
+    ``--param NAME.KEY=VALUE`` overrides."""
+    from streamplace.schedulers.base import REGISTRY
     params = {**PARAMS.get(name, {}), "seed": seed}
+    if time_limit is not None and REGISTRY[name].honours_time_limit:  # the budget field, as the CLI sets it
+        params.update({key: time_limit for key in ("time_limit", "theta") if key in REGISTRY[name].__dataclass_fields__})
     for item in extra:
         target, _, value = item.partition("=")
         owner, _, key = target.partition(".")
@@ -52,13 +56,13 @@ def scheduler_params(name: str, seed: int, extra: list[str]) -> dict:
     return params
 
 
-def run_one(n_tasks: int, n_nodes: int, scheduler: str, seed: int, extra: list[str]) -> dict:
+def run_one(n_tasks: int, n_nodes: int, scheduler: str, seed: int, extra: list[str], time_limit: float | None = None) -> dict:
     start = time.perf_counter()
     problem = synthetic_problem(n_tasks, n_nodes, seed=seed)
     generated = time.perf_counter() - start
     rss_before = rss_mb()
     cpu = time.process_time()
-    result = make_scheduler(scheduler, scheduler_params(scheduler, seed, extra)).schedule(problem)
+    result = make_scheduler(scheduler, scheduler_params(scheduler, seed, extra, time_limit)).schedule(problem)
     cpu = time.process_time() - cpu
     row = {"tasks": n_tasks, "nodes": n_nodes, "edges": int(problem.graph.edges[0].size), "scheduler": scheduler,
            "generate_s": generated, "schedule_s": result.seconds, "cpu_s": cpu, "rss_before_mb": rss_before,
@@ -79,6 +83,8 @@ def main() -> None:
     parser.add_argument("--cases", default=DEFAULT_CASES, help="comma-separated TASKS:NODES")
     parser.add_argument("--schedulers", default=",".join(s for s in CANDIDATES if s in available()))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--time-limit", type=float, default=None,
+                        help="solve budget (s) for the schedulers that honour one (Scheduler.honours_time_limit)")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per run")
     parser.add_argument("--param", action="append", default=[], metavar="NAME.KEY=VALUE",
                         help="scheduler parameter, e.g. metis.objective=cut (repeatable)")
@@ -87,7 +93,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.one:
         tasks, nodes, name = args.one.split(":")
-        print(json.dumps(run_one(int(tasks), int(nodes), name, args.seed, args.param)))
+        print(json.dumps(run_one(int(tasks), int(nodes), name, args.seed, args.param, args.time_limit)))
         return
     if args.profile:
         tasks, nodes, name = args.profile.split(":")
@@ -104,7 +110,8 @@ def main() -> None:
         tasks, nodes = parse_case(case)
         for name in (s for s in args.schedulers.split(",") if s):
             cmd = [sys.executable, __file__, "--one", f"{tasks}:{nodes}:{name}", "--seed", str(args.seed),
-                   *(f"--param={p}" for p in args.param)]
+                   *(f"--param={p}" for p in args.param),
+                   *(["--time-limit", str(args.time_limit)] if args.time_limit is not None else [])]
             try:
                 out = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, check=True).stdout
                 row = json.loads(out.strip().splitlines()[-1])

@@ -19,6 +19,7 @@ from rich.table import Table
 
 from .evaluate.records import evaluation_record, records_to_csv, result_record
 from .model import Problem
+from .model.errors import FieldError, Notice
 from .model.profiling import DEFAULT_MET, profiling_to_dict
 from .model.specs import (SpecError, atomic_write_text, cluster_to_dict, load_cluster, load_placement,
                           load_topology, read_document, topology_to_dict, write_document)
@@ -37,6 +38,23 @@ err_console = Console(stderr=True)
 
 class UserError(Exception):
     """A problem with the user's input: one line, exit code 2."""
+
+
+class FiniteFloat(click.FloatRange):
+    """A float in a documented range; NaN and infinities are refused (click's FloatRange lets NaN through)."""
+
+    def convert(self, value, param, ctx):
+        import math
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{number} is not a finite number.", param, ctx)
+        return number
+
+
+MAX_SECONDS = 1e6  # time limits: up to ~11.5 days
+SECONDS = FiniteFloat(min=0, max=MAX_SECONDS)  # 0: ischeduler's theta 0 (its heuristic alone)
+POSITIVE_SECONDS = FiniteFloat(min=0, max=MAX_SECONDS, min_open=True)
+SEED = click.IntRange(min=0, max=2**31 - 1)  # CP-SAT and METIS take 32-bit seeds
 
 
 def _parse_params(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -61,6 +79,10 @@ def _scheduler(name: str, params: dict, seed: int | None, time_limit: float | No
             for key in ("time_limit", "theta"):
                 if key in fields:
                     params.setdefault(key, time_limit)
+            if not REGISTRY[name].honours_time_limit:
+                click.echo(f"streamplace: note: {name} takes no time limit and runs to completion "
+                           f"(--time-limit applies to {', '.join(n for n, c in REGISTRY.items() if c.honours_time_limit)})",
+                           err=True)
     return make_scheduler(name, params)
 
 
@@ -69,11 +91,17 @@ PROFILING_HELP = ("Profiling spec (YAML/JSON: machine types, e and MET tables, R
 
 
 def _problem(topology: str, cluster: str, profile: str | None = None) -> Problem:
-    if profile is None:
-        return Problem.from_topology(load_topology(topology), load_cluster(cluster))
-    from .profile import load_profile_graph
-    topo = load_topology(topology)
-    return Problem.from_topology(topo, load_cluster(cluster), graph=load_profile_graph(profile, topo))
+    """The problem of the given files; a model error (e.g. too many task edges) names its file."""
+    from .model.cluster import ClusterError
+    from .model.topology import TopologyError
+    topo, clus = load_topology(topology), load_cluster(cluster)
+    try:
+        if profile is None:
+            return Problem.from_topology(topo, clus)
+        from .profile import load_profile_graph
+        return Problem.from_topology(topo, clus, graph=load_profile_graph(profile, topo))
+    except (TopologyError, ClusterError) as exc:
+        raise SpecError(topology if isinstance(exc, TopologyError) else cluster, exc.field_path, exc.problem) from None
 
 
 PROFILE_HELP = "Profile directory (from `streamplace profile`): its measured rates are the task graph's edge weights."
@@ -113,22 +141,68 @@ def _vertical(record: dict, title: str) -> Table:
     return table
 
 
+def _same_or_inside(path: str, inputs) -> str | None:
+    """The first of ``inputs`` that is ``path`` or lies inside it (any spelling: symlinks, ``..``)."""
+    import os
+    out = os.path.realpath(path)
+    for inp in inputs:
+        if inp is None:
+            continue
+        real = os.path.realpath(inp)
+        if real == out or real.startswith(out.rstrip(os.sep) + os.sep):
+            return str(inp)
+    return None
+
+
+def _guard_output(output: str | None, inputs, option: str = "-o") -> None:
+    """Refuse an output path that is one of the inputs or holds one (exit 2, inputs untouched)."""
+    if output is None:
+        return
+    clash = _same_or_inside(output, inputs)
+    if clash is not None:
+        what = "is" if Path(clash).resolve() == Path(output).resolve() else "contains"
+        raise UserError(f"{option}: {output} {what} the input {clash}; choose another output path")
+
+
+PROFILE_FILES = {"edges.parquet", "loads.parquet", "summary.json", "rejected"}
+
+
+def _guard_profile_dir(out_dir: str, force: bool) -> None:
+    """A profile replaces its directory: refuse one holding anything but an earlier profile, unless --force."""
+    out = Path(out_dir)
+    if not out.is_dir():
+        return
+    foreign = sorted(p.name for p in out.iterdir() if p.name not in PROFILE_FILES)
+    if foreign and not force:
+        raise UserError(f"-o: {out_dir} holds files that are not a profile ({', '.join(foreign[:3])}"
+                        f"{', ...' if len(foreign) > 3 else ''}); they would be deleted: choose an empty or new "
+                        "directory, or add --force")
+
+
 def _emit(text: str, output: str | None) -> None:
     if output:
-        path = Path(output)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path, text)
+        atomic_write_text(Path(output), text)
     else:
         click.echo(text, nl=not text.endswith("\n"))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--debug", is_flag=True, help="Show tracebacks of internal errors.")
+@click.option("--memory-limit", default=None, metavar="SIZE",
+              help="Memory an input may need, e.g. 12G (default: half of this machine's memory); larger inputs are refused.")
 @click.version_option(package_name="streamplace")
 @click.pass_context
-def cli(ctx, debug):
+def cli(ctx, debug, memory_limit):
     """Place the tasks of stream-processing jobs on clusters, and measure the result."""
     ctx.obj = {"debug": debug}
+    if memory_limit is not None:
+        import os
+        from .model.memory import ENV, parse_size
+        try:
+            parse_size(memory_limit)
+        except ValueError:
+            raise click.BadParameter(f"expected a size such as 12G, got {memory_limit!r}", param_hint="--memory-limit") from None
+        os.environ[ENV] = memory_limit
 
 
 @cli.command()
@@ -136,21 +210,24 @@ def cli(ctx, debug):
 @click.argument("cluster", type=click.Path())
 @click.option("--scheduler", "-s", "name", required=True, help=f"Scheduler name ({', '.join(available())}).")
 @click.option("--param", "-p", "params", multiple=True, metavar="KEY=VALUE", help="Scheduler parameter (repeatable).")
-@click.option("--seed", type=int, default=None, help="Random seed (default 0).")
-@click.option("--time-limit", type=click.FloatRange(min=0), default=None, help="Seconds allowed to solvers that take a limit (optimal: time_limit, ischeduler: theta).")
+@click.option("--seed", type=SEED, default=None, help="Random seed (default 0).")
+@click.option("--time-limit", type=SECONDS, default=None, help="Seconds allowed to solvers that take a limit (optimal: time_limit, ischeduler: theta).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the result (JSON, with the placement) here.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--profiling", type=click.Path(), default=None, help=PROFILING_HELP)
 @click.option("--profile", "profile_dir", type=click.Path(), default=None, help=PROFILE_HELP)
 def schedule(topology, cluster, name, params, seed, time_limit, output, fmt, profiling, profile_dir):
     """Schedule TOPOLOGY on CLUSTER with one scheduler."""
+    if output:
+        output = output if Path(output).suffix else output + ".json"
+    _guard_output(output, (topology, cluster, profiling, profile_dir))
     problem = _problem(topology, cluster, profile_dir)
     result = _scheduler(name, _parse_params(params), seed, time_limit, profiling).schedule(problem)
     record = result_record(result)
     if result.problem.topology != problem.topology:  # the scheduler chose the parallelism (throughput)
         record["parallelism"] = {op.name: op.parallelism for op in result.problem.topology.operators}
     if output:
-        write_document(record, output if Path(output).suffix else output + ".json")
+        write_document(record, output)
     if fmt == "json":
         click.echo(json.dumps(record, indent=2))
     else:
@@ -158,7 +235,7 @@ def schedule(topology, cluster, name, params, seed, time_limit, output, fmt, pro
         if result.message:
             err_console.print(f"[yellow]{result.scheduler}: {result.message}[/yellow]")
     if result.status == "infeasible":
-        sys.exit(1)
+        sys.exit(3)
 
 
 @cli.command()
@@ -182,14 +259,15 @@ def evaluate(topology, cluster, placement, fmt, profile_dir):
 @click.argument("cluster", type=click.Path())
 @click.option("--schedulers", "names", default=None, help="Comma-separated scheduler names (default: all).")
 @click.option("--param", "-p", "params", multiple=True, metavar="SCHEDULER.KEY=VALUE", help="Parameter for one scheduler.")
-@click.option("--seed", type=int, default=None)
-@click.option("--time-limit", type=click.FloatRange(min=0), default=None)
+@click.option("--seed", type=SEED, default=None)
+@click.option("--time-limit", type=SECONDS, default=None)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the output here instead of stdout.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
 @click.option("--profiling", type=click.Path(), default=None, help=PROFILING_HELP)
 @click.option("--profile", "profile_dir", type=click.Path(), default=None, help=PROFILE_HELP)
 def compare(topology, cluster, names, params, seed, time_limit, output, fmt, profiling, profile_dir):
     """Run several schedulers on TOPOLOGY and CLUSTER and compare their placements."""
+    _guard_output(output, (topology, cluster, profiling, profile_dir))
     problem = _problem(topology, cluster, profile_dir)
     chosen = [n.strip() for n in names.split(",") if n.strip()] if names else available()
     per_scheduler: dict[str, dict] = {n: {} for n in chosen}
@@ -224,7 +302,7 @@ def workload():
 
 @workload.command("microbench")
 @click.option("--layout", type=click.Choice(microbench.LAYOUTS), required=True)
-@click.option("--tasks", type=int, required=True, help="Task count (even; 10..32 in the papers).")
+@click.option("--tasks", type=click.IntRange(min=1, max=1_000_000), required=True, help="Task count (even; 10..32 in the papers).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), required=True, help="YAML or JSON file to write.")
 def workload_microbench(layout, tasks, output):
     """A uniform micro-benchmark topology ([I]/[T3] Sec. 5)."""
@@ -263,7 +341,7 @@ def workload_lf(config, high, grouping, output):
               help="Also write the matching profiling spec ([N] Table 3) here, for schedule/compare --profiling.")
 @click.option("--preset", type=click.Choice(list(nasiri_workloads.CLUSTER_PRESETS)), default=None,
               help="Put this Table 4 cluster's machine counts in the profiling spec.")
-@click.option("--met", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_MET, show_default=True,
+@click.option("--met", type=FiniteFloat(min=0, max=1e6, min_open=True), default=DEFAULT_MET, show_default=True,
               help="MET of every task in the profiling spec, percent of a machine ([N] gives none).")
 def workload_nasiri(layout, compute, output, profiling_out, preset, met):
     """An [N] micro-benchmark topology (linear, diamond, star) and optionally its profiling spec."""
@@ -294,7 +372,7 @@ def workload_cluster(preset, output):
 @click.option("--name", type=click.Choice(list(APPLICATIONS)), required=True)
 @click.option("--records", "n_records", type=click.IntRange(min=1, max=50_000_000), default=None,
               help="How many records to generate (default: the application's).")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--format", "fmt", type=click.Choice(["parquet", "csv", "jsonl"]), default="parquet", show_default=True)
 @click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), required=True, help="Directory to write.")
 def workload_app(name, n_records, seed, fmt, out_dir):
@@ -339,6 +417,19 @@ def _seconds(value: str | None, option: str) -> float | None:
     return (stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)).timestamp()
 
 
+def _refuse_repeated_files(option: str, paths) -> None:
+    """One file reached twice (two spellings, or a file and its directory) would be counted twice."""
+    import os
+    seen: dict[str, str] = {}
+    for path in paths:
+        p = Path(path)
+        for file in (sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p]):
+            real = os.path.realpath(file)
+            if real in seen and seen[real] != path:
+                raise UserError(f"{option}: {path} and {seen[real]} both reach {file}; its records would be counted twice")
+            seen.setdefault(real, path)
+
+
 @cli.command("profile")
 @click.option("--topology", "topology_path", type=click.Path(), required=True, help="Topology the records were measured on.")
 @click.option("--traffic", multiple=True, required=True, metavar="PATH",
@@ -347,26 +438,31 @@ def _seconds(value: str | None, option: str) -> float | None:
               help="Load records: window_start, window_seconds, task, executed, cpu_seconds (repeatable).")
 @click.option("--from", "start", default=None, metavar="TS", help="Use windows starting at or after TS (epoch s or ISO-8601).")
 @click.option("--to", "end", default=None, metavar="TS", help="Use windows ending at or before TS.")
-@click.option("--decay", "half_life", type=click.FloatRange(min=0, min_open=True), default=None, metavar="HALF_LIFE_S",
+@click.option("--decay", "half_life", type=FiniteFloat(min=0, max=1e12, min_open=True), default=None, metavar="HALF_LIFE_S",
               help="Exponential decay across windows with this half-life in seconds (default: plain average).")
 @click.option("--weight", type=click.Choice(["tuples", "bytes"]), default="tuples", show_default=True,
               help="Which rate becomes the task graph's edge weight.")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "parquet"]), default=None,
               help="Input format (default: from each file's extension).")
 @click.option("--spark-master", envvar="STREAMPLACE_SPARK_MASTER", default=None, help=SPARK_MASTER_HELP)
-@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), required=True, help="Profile directory to write.")
-def profile_cmd(topology_path, traffic, load, start, end, half_life, weight, fmt, spark_master, out_dir):
+@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), required=True,
+              help="Profile directory to write (replaced as a whole; never one holding the inputs).")
+@click.option("--force", is_flag=True, help="Replace DIR even if it holds files that are not a profile.")
+def profile_cmd(topology_path, traffic, load, start, end, half_life, weight, fmt, spark_master, out_dir, force):
     """Monitoring records -> a profile (per-second rates per task edge and task) on Spark."""
     from .profile.metrics import build_profile
     from .profile.spark import SparkUnavailable, spark_session
     from .profile import LOAD_COLUMNS, TRAFFIC_COLUMNS, inspect_input
+    _guard_output(out_dir, (topology_path, *_inputs(traffic), *_inputs(load)))
+    _guard_profile_dir(out_dir, force)
     topo = load_topology(topology_path)
     start_s, end_s = _seconds(start, "--from"), _seconds(end, "--to")
     if start_s is not None and end_s is not None and not start_s < end_s:
         raise UserError(f"--from/--to: the range is empty ({start} is not before {end})")
-    for paths, columns in ((_inputs(traffic), TRAFFIC_COLUMNS), (_inputs(load), LOAD_COLUMNS)):
+    for option, paths, columns in (("--traffic", _inputs(traffic), TRAFFIC_COLUMNS), ("--load", _inputs(load), LOAD_COLUMNS)):
         for path in paths:  # file-level problems before Spark starts
             inspect_input(path, fmt, columns)
+        _refuse_repeated_files(option, paths)
     try:
         with spark_session(spark_master) as spark:
             result = build_profile(spark, topo, _inputs(traffic), _inputs(load), out_dir=out_dir, fmt=fmt,
@@ -387,12 +483,12 @@ def profile_cmd(topology_path, traffic, load, start, end, half_life, weight, fmt
 @click.option("--records", "records_path", type=click.Path(), required=True, help="Application records (Parquet, CSV or JSON Lines).")
 @click.option("--records-format", type=click.Choice(["jsonl", "csv", "parquet"]), default=None, help="Default: from the extension.")
 @click.option("--time-column", default=None, help="Event-time column (default: the application's, else ts).")
-@click.option("--window", "window_seconds", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True,
+@click.option("--window", "window_seconds", type=FiniteFloat(min=0, max=1e7, min_open=True), default=10.0, show_default=True,
               help="Monitoring window length in seconds.")
 @click.option("--cluster", "cluster_path", type=click.Path(), default=None, help="Cluster of --placement.")
 @click.option("--placement", "placement_path", type=click.Path(), default=None,
               help="Placement for local_or_shuffle streams (without it they shuffle).")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--format", "fmt", type=click.Choice(["parquet", "csv", "jsonl"]), default="parquet", show_default=True,
               help="Format of the monitoring records written.")
 @click.option("--spark-master", envvar="STREAMPLACE_SPARK_MASTER", default=None, help=SPARK_MASTER_HELP)
@@ -405,6 +501,9 @@ def traffic_cmd(app_name, topology_path, records_path, records_format, time_colu
     from .profile.spark import SparkUnavailable, spark_session
     from .profile.traffic import ReplayError, read_application_records, release, replay, write_monitoring
     from .workloads.applications import application
+    ext = {"parquet": ".parquet", "csv": ".csv", "jsonl": ".jsonl"}[fmt]
+    for written in (Path(out_dir) / f"traffic{ext}", Path(out_dir) / f"load{ext}"):
+        _guard_output(str(written), (records_path, topology_path, cluster_path, placement_path))
     app = application(app_name) if app_name else None
     if topology_path is None and app is None:
         raise UserError("--topology: required unless --app names a bundled application")
@@ -438,7 +537,7 @@ def traffic_cmd(app_name, topology_path, records_path, records_format, time_colu
 @cli.command()
 @click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), default="out/demo", show_default=True)
 @click.option("--quick", is_flag=True, help="Reduced sizes (2 applications, 5,000 records, 10-14 task micro-benchmarks), same steps.")
-@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True,
+@click.option("--time-limit", type=POSITIVE_SECONDS, default=10.0, show_default=True,
               help="Seconds per optimal solve.")
 @click.option("--spark-master", envvar="STREAMPLACE_SPARK_MASTER", default=None, help=SPARK_MASTER_HELP)
 def demo(out_dir, quick, time_limit, spark_master):
@@ -462,7 +561,7 @@ REPRODUCE_PAPERS = ("ischeduler", "t3", "metis", "lf", "throughput")  # = stream
 @click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), required=True,
               help="Directory for report.html, PNGs, results.csv/json and summary.md.")
 @click.option("--quick", is_flag=True, help="Reduced sizes (seconds instead of minutes), same steps.")
-@click.option("--time-limit", type=click.FloatRange(min=0), default=10.0, show_default=True, help="Seconds per optimal solve.")
+@click.option("--time-limit", type=SECONDS, default=10.0, show_default=True, help="Seconds per optimal solve.")
 def reproduce(papers, out_dir, quick, time_limit):
     """The papers' comparisons rebuilt from our implementations, beside the published numbers."""
     from .bench.reproduce import reproduce as run_reproduce
@@ -482,7 +581,7 @@ def reproduce(papers, out_dir, quick, time_limit):
 def sweep_cmd(grid, out_dir, batch_size, retry_failed, with_report, spark_master):
     """A GRID of workloads x clusters x schedulers x seeds, evaluated in parallel on Spark."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    from .bench.sweep import load_grid, run_sweep, write_sweep_report
+    from .bench.sweep import SweepLocked, load_grid, run_sweep, write_sweep_report
     from .profile.spark import SparkUnavailable
     scenarios = load_grid(grid)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
@@ -493,7 +592,7 @@ def sweep_cmd(grid, out_dir, batch_size, retry_failed, with_report, spark_master
                                 retry_failed=retry_failed, on_progress=lambda p: progress.update(
                                     task, completed=p.done, description=f"batch {p.batches_done}/{p.batches}, "
                                                                         f"{p.failed} failed"))
-    except SparkUnavailable as exc:
+    except (SparkUnavailable, SweepLocked) as exc:
         raise UserError(str(exc)) from None
     except KeyboardInterrupt:
         err_console.print(f"the scenarios finished so far are in {out_dir}; rerun the same command to resume", soft_wrap=True,
@@ -611,25 +710,74 @@ def storm_plan_dir(topology, cluster, placement, out_dir):
     click.echo(str(path))
 
 
+EXIT_CODES_HELP = ("Exit codes: 0 ok; 1 a bug in streamplace (traceback with --debug); 2 usage or input error; "
+                   "3 no feasible placement; 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).")
+cli.help = f"{cli.help}\n\n{EXIT_CODES_HELP}"
+
+
+def _input_error(exc: BaseException) -> str | None:
+    """The one line for an exception caused by the user's files or environment, else None."""
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return f"{exc.filename}: {exc.strerror or exc}"
+    if isinstance(exc, MemoryError):
+        return "out of memory (the input is too large for this machine)"
+    if "pyspark" in sys.modules:
+        from pyspark.errors import AnalysisException, PySparkException
+        from py4j.protocol import Py4JError
+        if isinstance(exc, (AnalysisException, PySparkException, Py4JError)):
+            text = str(exc).strip()
+            return f"spark: {text.splitlines()[0] if text else type(exc).__name__}"
+    return None
+
+
+def _warnings_as_one_line() -> None:
+    """Fallbacks and repairs that change a result (METIS could not partition, a sweep part set aside) are
+    said in one stderr line."""
+    import warnings
+    previous = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, Notice):
+            click.echo(f"streamplace: warning: {message}", err=True)
+        else:
+            previous(message, category, filename, lineno, file, line)
+    warnings.showwarning = show
+
+
 def main(argv=None) -> None:
+    """The ``streamplace`` command. From the command line (``argv`` None) the work runs interruptibly:
+    Ctrl-C / SIGTERM stop it at once with one line, no partial output, exit 130 / 143."""
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     try:
-        cli.main(args=argv, prog_name="streamplace", standalone_mode=False)
+        if argv is None:  # the command line (in-process callers keep their own signal and warning handling)
+            from .interrupt import run_interruptible
+            _warnings_as_one_line()
+            run_interruptible(lambda: cli.main(args=argv, prog_name="streamplace", standalone_mode=False))
+        else:
+            cli.main(args=argv, prog_name="streamplace", standalone_mode=False)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.Abort:
         err_console.print("streamplace: aborted")
         sys.exit(130)
+    except click.UsageError as exc:  # one line, with where to read more
+        command = exc.ctx.command_path if exc.ctx is not None else "streamplace"
+        click.echo(f"streamplace: {exc.format_message()} (see '{command} --help')", err=True)
+        sys.exit(2)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
-    except (SpecError, ParameterError, UserError, StormError) as exc:
+    except (SpecError, ParameterError, UserError, FieldError, StormError) as exc:
         click.echo(f"streamplace: {exc}", err=True)
         sys.exit(2)
     except KeyboardInterrupt:
         click.echo("streamplace: interrupted", err=True)
         sys.exit(130)
     except Exception as exc:  # internal error: one line unless --debug
+        line = _input_error(exc)
+        if line is not None and not debug:
+            click.echo(f"streamplace: {line}", err=True)
+            sys.exit(2)
         if debug:
             raise
         click.echo(f"streamplace: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)", err=True)

@@ -47,9 +47,12 @@ import hashlib
 import itertools
 import json
 import math
+import os
 import threading
 import time
 import uuid
+import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -61,6 +64,7 @@ import pyarrow.parquet as pq
 
 from ..evaluate.records import METRIC_KEYS, result_record
 from ..model import Cluster, Problem, build_task_graph
+from ..model.errors import Notice
 from ..model.specs import (SpecError, atomic_write_bytes, atomic_write_text, cluster_from_dict, cluster_to_dict,
                            load_cluster, load_topology, read_document, topology_from_dict, topology_to_dict)
 from ..profile.spark import spark_session
@@ -73,6 +77,7 @@ from ..workloads.synthetic import synthetic_cluster, synthetic_topology
 MAX_SCENARIOS = 1_000_000
 PARTS = "parts"
 RESULTS_CSV = "results.csv"
+LOCK = ".sweep.lock"
 REQUIRED = object()
 
 
@@ -599,11 +604,88 @@ def run_sweep(scenarios: list[dict], out_dir: str | Path, *, spark_master: str |
 
     Spark starts only when something is pending; ``spark_session`` semantics apply (an active
     session in this process is used; ``spark_master`` None = ``$STREAMPLACE_SPARK_MASTER`` or local)."""
-    start = time.perf_counter()
     out_dir = Path(out_dir)
     (out_dir / PARTS).mkdir(parents=True, exist_ok=True)
+    with sweep_lock(out_dir):
+        return _run_locked(scenarios, out_dir, spark_master, batch_size, retry_failed, on_progress)
+
+
+class SweepLocked(RuntimeError):
+    """Another live process is sweeping into the same directory."""
+
+
+class PartSetAside(Notice):
+    """An unreadable part was renamed ``*.corrupt`` and its scenarios will run again."""
+
+
+@contextmanager
+def sweep_lock(out_dir: Path):
+    """``DIR/.sweep.lock`` holding this process's id, for the duration of a sweep. A lock whose process
+    is gone (killed, crashed) is stale and taken over; a live one raises :class:`SweepLocked`."""
+    from ..interrupt import temporary
+    lock = out_dir / LOCK
+    for _ in range(2):
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            owner = _lock_owner(lock)
+            if owner is not None and _alive(owner):
+                raise SweepLocked(f"{out_dir}: another sweep (process {owner}) is writing here; wait for it to "
+                                  f"finish or stop it") from None
+            lock.unlink(missing_ok=True)  # stale: its process is gone
+            continue
+        with os.fdopen(fd, "w") as fh:
+            fh.write(f"{os.getpid()}\n")
+        break
+    else:
+        raise SweepLocked(f"{out_dir}: cannot take the lock {lock}")
+    try:
+        with temporary(lock):  # removed on Ctrl-C as well
+            yield lock
+    finally:
+        lock.unlink(missing_ok=True)
+
+
+def _lock_owner(lock: Path) -> int | None:
+    try:
+        return int(lock.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None  # unreadable or half-written: treated as stale
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def set_aside_corrupt_parts(out_dir: Path) -> list[Path]:
+    """Rename every part that does not read back (half-written, truncated, not Parquet) to
+    ``*.parquet.corrupt`` with a warning; its scenarios then count as not done and run again."""
+    moved = []
+    for part in _part_paths(out_dir):
+        try:
+            pq.read_table(part, columns=["scenario_id", "status"])
+        except Exception as exc:  # pyarrow raises several types for a bad file
+            aside = part.with_name(part.name + ".corrupt")
+            part.rename(aside)
+            moved.append(aside)
+            warnings.warn(f"{part}: unreadable ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}); "
+                          f"set aside as {aside.name}, its scenarios run again", PartSetAside, stacklevel=2)
+    return moved
+
+
+def _run_locked(scenarios, out_dir: Path, spark_master, batch_size, retry_failed, on_progress) -> SweepSummary:
+    start = time.perf_counter()
     for stale in (out_dir / PARTS).glob(".part-*.tmp"):  # left by a killed process (never a finished part)
         stale.unlink(missing_ok=True)
+    set_aside_corrupt_parts(out_dir)
     pending = pending_scenarios(scenarios, out_dir, retry_failed=retry_failed)
     skipped = len(scenarios) - len(pending)
     tally = _Tally(done=skipped, total=len(scenarios))

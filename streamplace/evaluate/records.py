@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 
 from ..model import Placement, Problem
 from ..schedulers.base import ScheduleResult
@@ -21,6 +22,7 @@ def evaluation_record(problem: Problem, placement: Placement, *, include_placeme
     record["coupling"] = metrics.coupling(problem, placement)
     record.update(performance.predict(problem, placement).summary())
     record["valid"] = not placement.violations(problem.graph.loads, problem.cluster)
+    _undefined_to_none(record)
     if include_placement:
         record["placement"] = placement.to_mapping(problem.topology.task_labels, problem.cluster)
     return record
@@ -41,6 +43,14 @@ def result_record(result: ScheduleResult, *, include_placement: bool = True) -> 
     if details:
         record["details"] = details
     return record
+
+
+def _undefined_to_none(record: dict) -> None:
+    """A metric that is not a finite number (utilisation of a node of capacity 0) is undefined: None
+    (JSON null, CSV empty, table "-"), never NaN or Infinity in any output."""
+    for key, value in record.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            record[key] = None
 
 
 def _jsonable(value) -> bool:

@@ -6,3 +6,8 @@ class FieldError(ValueError):
         super().__init__(f"{field_path}: {problem}")
         self.field_path = field_path
         self.problem = problem
+
+
+class Notice(UserWarning):
+    """A warning the command line shows as one line ``streamplace: warning: ...`` (a fallback or a
+    repair that changes what the user gets: say so, never silently)."""

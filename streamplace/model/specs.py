@@ -8,6 +8,7 @@ checked before anything large is allocated (DESIGN 10).
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -24,6 +25,7 @@ from .topology import Operator, Stream, Topology, TopologyError
 
 MAX_TASKS = 10_000_000
 MAX_NODES = 1_000_000
+MAX_NUMBER = 1e12  # every number in a spec: finite, 0..10^12 (larger ones overflow the metrics to inf/NaN)
 
 
 class SpecError(ValueError):
@@ -65,25 +67,35 @@ def read_document(path: str | os.PathLike) -> Any:
 def write_document(data: Any, path: str | os.PathLike) -> None:
     """Write JSON (``.json``) or YAML atomically: temporary file then rename."""
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(data, indent=2) + "\n" if p.suffix.lower() == ".json" else yaml.safe_dump(data, sort_keys=False)
     atomic_write_text(p, text)
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write to a temporary name then rename, so an interrupted run never leaves half a file.
-    World-readable (0644): results and reports are meant to be shared."""
+    World-readable (0644): results and reports are meant to be shared. A failure (unwritable
+    directory, full disk) is an ``OSError`` naming ``path``, never the temporary name."""
+    from ..interrupt import temporary
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "is a directory, expected a file name", str(path))
     try:
-        with os.fdopen(fd, "wb") as fh:
-            os.fchmod(fh.fileno(), 0o644)
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise type(exc)(exc.errno, f"cannot write: {exc.strerror or exc}", str(path)) from None
+    with temporary(tmp):
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                os.fchmod(fh.fileno(), 0o644)
+                fh.write(data)
+            os.replace(tmp, path)
+        except OSError as exc:
+            Path(tmp).unlink(missing_ok=True)
+            raise type(exc)(exc.errno, f"cannot write: {exc.strerror or exc}", str(path)) from None
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -100,6 +112,8 @@ def _number(v, where, fail):
         fail(where, f"must be a number, got {v!r}")
     if v < 0:
         fail(where, f"must be >= 0, got {v!r}")
+    if v > MAX_NUMBER:
+        fail(where, f"must be at most {MAX_NUMBER:g}, got {v!r}")
     return float(v)
 
 
@@ -117,6 +131,14 @@ def _string(v, where, fail):
     return v
 
 
+def _operator_name(v, where, fail):
+    """Task labels are ``name[i]``: a name with brackets or surrounding spaces would not read back."""
+    _string(v, where, fail)
+    if any(ch in v for ch in "[]") or v != v.strip():
+        fail(where, f"an operator name may not contain '[' or ']' or start or end with a space, got {v!r}")
+    return v
+
+
 def _cpu(v, where, fail):
     if isinstance(v, dict):
         return {_string(k, f"{where}.{k}", fail): _number(x, f"{where}.{k}", fail) for k, x in v.items()}
@@ -126,7 +148,7 @@ def _cpu(v, where, fail):
 Check = Callable[[Any, str, Callable], Any]
 
 OPERATOR_FIELDS: dict[str, Check] = {
-    "name": _string, "parallelism": _integer, "role": _string, "selectivity": _number,
+    "name": _operator_name, "parallelism": _integer, "role": _string, "selectivity": _number,
     "tuple_bytes": _number, "cpu_per_tuple": _cpu, "memory_mb": _number, "cpu_demand": _number,
     "load": _number, "source_rate": _number,
 }

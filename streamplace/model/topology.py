@@ -14,10 +14,15 @@ from functools import cached_property
 import numpy as np
 
 from .errors import FieldError
+from .memory import describe_limit, memory_limit
 
 GROUPINGS = ("shuffle", "fields", "global", "all", "local_or_shuffle")
 ROLES = ("source", "compute", "sink")
 KEY_DISTRIBUTIONS = ("uniform", "zipf")
+
+
+MAX_KEYS = 10_000_000
+KEY_BYTES = 40  # per key of a zipf fields stream: key, probability, hash and target arrays (graph.key_shares)
 
 
 class TopologyError(FieldError):
@@ -125,6 +130,14 @@ class Topology:
                 raise TopologyError(f"{where}.key_distribution", f"unknown distribution {s.key_distribution!r} (expected one of {', '.join(KEY_DISTRIBUTIONS)})")
             if s.num_keys < 1:
                 raise TopologyError(f"{where}.num_keys", f"must be >= 1, got {s.num_keys}")
+            if s.num_keys > MAX_KEYS:
+                raise TopologyError(f"{where}.num_keys", f"must be at most {MAX_KEYS:,} (zipf shares no longer change "
+                                                         f"by then), got {s.num_keys:,}")
+            if s.grouping == "fields" and s.key_distribution != "uniform":
+                need, limit = KEY_BYTES * s.num_keys, memory_limit()
+                if need > limit:
+                    raise TopologyError(f"{where}.num_keys", f"{s.num_keys:,} keys need about {need / 2**30:.1f} GiB "
+                                                             f"of memory; the limit is {describe_limit(limit)}")
         cycle = self._find_cycle()
         if cycle:
             raise TopologyError("streams", "cycle " + " -> ".join(cycle) + " (a topology must be a DAG)")
@@ -188,10 +201,10 @@ class Topology:
         name, sep, rest = label.partition("[")
         if not sep or not rest.endswith("]") or name not in self.index:
             raise KeyError(label)
-        try:
-            i = int(rest[:-1])
-        except ValueError:
-            raise KeyError(label) from None
+        digits = rest[:-1]
+        if not digits.isascii() or not digits.isdigit() or str(int(digits)) != digits:  # one form: op[0], never op[00], op[ 0]
+            raise KeyError(label)
+        i = int(digits)
         op = self.operators[self.index[name]]
         if not 0 <= i < op.parallelism:
             raise KeyError(label)

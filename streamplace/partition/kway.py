@@ -51,9 +51,17 @@ is adopted (measured in a throwaway venv: kahip 3.25, mtkahypar 1.7.post1).
 
 from __future__ import annotations
 
+import os
+import sys
+import tempfile
+import warnings
+from contextlib import contextmanager
+
 import numpy as np
 import pymetis
 import scipy.sparse as sp
+
+from ..model.errors import Notice
 
 OBJECTIVES = {"cut": 0, "volume": 1}
 _EDGE_SCALE = 1_000_000
@@ -104,12 +112,46 @@ def _metis(g: sp.csr_matrix, vw: np.ndarray, tp: np.ndarray, imbalance: float, o
     recursive = g.shape[0] <= SMALL_GRAPH and objtype == OBJECTIVES["cut"]
     options = pymetis.Options(seed=int(seed) % (2**31), ufactor=max(1, int(round((imbalance - 1.0) * 1000))),
                               objtype=objtype)
-    res = pymetis.part_graph(
-        tp.size, pymetis.CSRAdjacency(adj_starts=g.indptr.astype(np.int64), adjacent=g.indices.astype(np.int64)),
-        vweights=_to_int_weights(vw, _VERTEX_SCALE, positive=False),
-        eweights=_to_int_weights(g.data, _EDGE_SCALE, positive=True),
-        tpwgts=(tp / tp.sum()).tolist(), recursive=recursive, options=options)
+    with _c_stdout_captured() as said:
+        res = pymetis.part_graph(
+            tp.size, pymetis.CSRAdjacency(adj_starts=g.indptr.astype(np.int64), adjacent=g.indices.astype(np.int64)),
+            vweights=_to_int_weights(vw, _VERTEX_SCALE, positive=False),
+            eweights=_to_int_weights(g.data, _EDGE_SCALE, positive=True),
+            tpwgts=(tp / tp.sum()).tolist(), recursive=recursive, options=options)
+    if said:  # METIS prints "***Cannot bisect ..." and returns a partition it did not make
+        complaint = " ".join(dict.fromkeys(line.strip(" \t*") for line in said[0].splitlines() if line.strip()))
+        warnings.warn(f"METIS could not make this partition ({complaint}); used a greedy balanced split instead",
+                      MetisFallback, stacklevel=2)
+        return _greedy(vw, tp / tp.sum())
     return np.asarray(res.vertex_part, dtype=np.int64)
+
+
+class MetisFallback(Notice):
+    """METIS failed on a graph and a greedy split was used (said on stderr, never on stdout)."""
+
+
+@contextmanager
+def _c_stdout_captured():
+    """Capture what C code writes to file descriptor 1 (METIS prints its errors there), so it can never
+    corrupt a machine-readable stdout; yields a list that holds the text afterwards (if any)."""
+    said: list[str] = []
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError):  # no usable fd 1: nothing to protect
+        yield said
+        return
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 1)
+        try:
+            yield said
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+            sink.seek(0)
+            text = sink.read().decode(errors="replace")
+            if text.strip():
+                said.append(text)
 
 
 def _partition(g: sp.csr_matrix, vw: np.ndarray, tp: np.ndarray, imbalance: float, objtype: int, seed: int) -> np.ndarray:

@@ -79,6 +79,10 @@ def _text_lines(files: tuple[Path, ...]):
                     yield line
 
 
+def _csv_header(line: str) -> tuple[str, ...]:
+    return tuple(h.strip() for h in next(csv.reader(io.StringIO(line)), []))
+
+
 def _columns(path: Path, fmt: str, files: tuple[Path, ...]) -> tuple[str, ...]:
     if fmt == "parquet":
         import pyarrow.parquet as pq
@@ -94,10 +98,16 @@ def _columns(path: Path, fmt: str, files: tuple[Path, ...]) -> tuple[str, ...]:
     if first is None:
         raise SpecError(path, "", "file is empty")
     if fmt == "csv":
-        header = next(csv.reader(io.StringIO(first)))
+        header = _csv_header(first)
         if next(lines, None) is None:
             raise SpecError(path, "", "the file has no records (only a header line)")
-        return tuple(h.strip() for h in header)
+        for other in files[1:]:  # Spark reads a directory with one header: all files must share it
+            with open(other, encoding="utf-8", errors="replace") as fh:
+                own = _csv_header(next((line for line in fh if line.strip()), ""))
+            if own != header:
+                raise SpecError(other, "", f"its header ({', '.join(own)}) differs from {files[0].name}'s "
+                                           f"({', '.join(header)}); the CSV files of one directory must share one header")
+        return header
     keys: dict[str, None] = {}
     for line in itertools.islice(itertools.chain([first], lines), JSON_SCAN_LINES):
         try:

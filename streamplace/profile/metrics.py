@@ -42,6 +42,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from ..interrupt import temporary
 from ..model import Topology
 from ..model.specs import SpecError, atomic_write_text
 from . import EDGE_COLUMNS, LOAD_COLUMNS, LOAD_RATE_COLUMNS, TRAFFIC_COLUMNS, WEIGHTS, InputFile, inspect_input
@@ -323,15 +324,20 @@ def build_profile(spark: SparkSession, topology: Topology, traffic, load=(), *, 
 
 def _write(out: Path, profile: Profile, rejected: dict) -> None:
     """Write into a sibling temporary directory, then swap it in (no half-written profile)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     if out.exists() and not out.is_dir():
         raise SpecError(out, "", "exists and is not a directory")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.parent / f".{out.name}.partial-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
+    with temporary(tmp):
+        _fill_and_swap(tmp, out, profile, rejected)
+
+
+def _fill_and_swap(tmp: Path, out: Path, profile: Profile, rejected: dict) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     try:
         pq.write_table(pa.Table.from_pandas(profile.edges[list(EDGE_COLUMNS)], preserve_index=False), tmp / "edges.parquet")
         pq.write_table(pa.Table.from_pandas(profile.loads[list(LOAD_RATE_COLUMNS)], preserve_index=False), tmp / "loads.parquet")

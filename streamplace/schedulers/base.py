@@ -10,6 +10,7 @@ scheduler into an ``infeasible`` result instead of a traceback.
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 import typing
 from dataclasses import dataclass, field
@@ -69,6 +70,9 @@ class Scheduler:
 
     name: ClassVar[str] = ""
     respects_capacity: ClassVar[bool] = True
+    # Whether a solve-time budget bounds the run (the CLI's --time-limit): a scheduler that does not
+    # declare it runs to completion, and the CLI says so before starting.
+    honours_time_limit: ClassVar[bool] = False
     seed: int = 0
 
     def get_params(self) -> dict:
@@ -112,6 +116,8 @@ def _convert(value: str, annotation: Any, key: str):
     kinds = [a for a in typing.get_args(annotation) if a is not type(None)] or [annotation]
     if type(None) in typing.get_args(annotation) and value.lower() in ("none", "null"):
         return None
+    if float in kinds and value.strip().lower().lstrip("+-") in ("nan", "inf", "infinity"):
+        raise ParameterError(f"parameter {key}: must be a finite number, got {value!r}")
     for kind in kinds:
         try:
             if kind is bool:

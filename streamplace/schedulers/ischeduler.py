@@ -296,6 +296,7 @@ class IScheduler(Scheduler):
     optimiser (None = calibrated for theta); ``tasks_per_worker``: T of the second level."""
 
     name = "ischeduler"
+    honours_time_limit = True
     theta: float = 1.0
     phi: int | None = None
     tasks_per_worker: int = DEFAULT_TASKS_PER_WORKER

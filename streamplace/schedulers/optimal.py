@@ -594,6 +594,9 @@ def _new_solver(time_limit, num_workers, seed, params=None, log=False):
     solver.parameters.random_seed = int(seed)
     solver.parameters.interleave_search = True  # deterministic parallel search: same seed, same answer
     solver.parameters.log_search_progress = bool(log)
+    # CP-SAT's own SIGINT handler only ends the search early (the command then went on and exited 0)
+    # and clashes with the CLI's; Ctrl-C is the CLI's to handle (streamplace.interrupt).
+    solver.parameters.catch_sigint_signal = False
     for key, val in (params or {}).items():
         if isinstance(val, list):
             getattr(solver.parameters, key).extend(val)
@@ -1105,6 +1108,7 @@ class OptimalScheduler(Scheduler):
     """
 
     name = "optimal"
+    honours_time_limit = True
     time_limit: float = 10.0
     num_workers: int = 8
     tasks_per_worker: int = DEFAULT_TASKS_PER_WORKER

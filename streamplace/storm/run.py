@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..model import Cluster, Placement, Problem, Topology
+from ..interrupt import temporary
 from ..model.specs import atomic_write_text, topology_to_dict
 from . import jvm, records
 from .errors import StormError
@@ -193,6 +194,12 @@ def measure(problem: Problem, placement: Placement | None, out_dir: Path, settin
     stage = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     work = Path(tempfile.mkdtemp(prefix="streamplace-storm-"))
     started = time.monotonic()
+    with temporary(stage), temporary(work):   # removed also when Ctrl-C abandons this thread
+        return _measure(problem, placement, out_dir, settings, workers, fmt, source, on_event, stage, work, started)
+
+
+def _measure(problem, placement, out_dir, settings, workers, fmt, source, on_event, stage, work, started) -> dict:
+    name = problem.topology.name
     try:
         job = Job(name, topo, placement, workers, monitor=True, duration_s=settings.duration_s,
                   conf={"streamplace.cpu_per_tuple": cpu_by_task(problem, placement)})

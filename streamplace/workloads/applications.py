@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from ..model import Cluster, Operator, Stream, Topology
-from ..model.specs import atomic_write_text
+from ..model.specs import atomic_write_bytes, atomic_write_text
 
 T0 = 1_357_000_000.0  # 2012-12-31T00:26:40Z: epoch seconds where generated data starts
 
@@ -299,9 +299,10 @@ def write_records(frame: pd.DataFrame, path: str | Path) -> Path:
     p.parent.mkdir(parents=True, exist_ok=True)
     suffix = p.suffix.lower()
     if suffix in (".parquet", ".pq"):
-        tmp = p.with_name(f".{p.name}.tmp")
-        frame.to_parquet(tmp, index=False)
-        tmp.replace(p)
+        import io
+        buffer = io.BytesIO()
+        frame.to_parquet(buffer, index=False)
+        atomic_write_bytes(p, buffer.getvalue())
     elif suffix == ".csv":
         atomic_write_text(p, frame.to_csv(index=False))
     elif suffix in (".jsonl", ".ndjson", ".json"):

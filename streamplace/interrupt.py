@@ -1,0 +1,148 @@
+"""Ctrl-C and SIGTERM for the command line: stop within a moment, whatever is running.
+
+:func:`run_interruptible` runs a command's work in a worker thread while the main thread waits
+for it with signals enabled. Native code (CP-SAT, METIS, a Spark job in the JVM) cannot be
+stopped from Python in general, so on SIGINT/SIGTERM the main thread abandons the worker: it
+removes the temporary files and directories registered with :func:`temporary` (half-written
+outputs), kills this process's child processes (Spark's JVM), prints one line and ends the
+process with ``_exit`` (exit 130 for SIGINT, 143 for SIGTERM). Finished outputs were renamed
+into place atomically, so they stay; a sweep keeps its finished parts.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+EXIT_BY_SIGNAL = {signal.SIGINT: 130, signal.SIGTERM: 143}
+
+_temporaries: set[str] = set()
+_lock = threading.Lock()
+
+
+@contextmanager
+def temporary(path):
+    """Register ``path`` (a temporary file or directory) for removal if the process is interrupted."""
+    key = str(path)
+    with _lock:
+        _temporaries.add(key)
+    try:
+        yield path
+    finally:
+        with _lock:
+            _temporaries.discard(key)
+
+
+def _remove_temporaries() -> None:
+    with _lock:
+        paths = list(_temporaries)
+    for path in paths:
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+
+def descendants(pid: int) -> list[int]:
+    """Process ids of all descendants of ``pid`` (from /proc; empty where there is no /proc)."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                stat = fh.read().decode(errors="replace")
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def kill_children(grace: float = 0.5) -> None:
+    """SIGTERM every descendant process, then SIGKILL those still there after ``grace`` seconds."""
+    pids = descendants(os.getpid())
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError:
+            pass
+    deadline = time.monotonic() + grace
+    while pids and time.monotonic() < deadline:
+        pids = [p for p in pids if os.path.exists(f"/proc/{p}") and not _is_zombie(p)]
+        time.sleep(0.05)
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+    except OSError:
+        return True
+
+
+def run_interruptible(work, *, message: str = "streamplace: interrupted"):
+    """``work()`` in a worker thread; return its result or re-raise its exception here.
+
+    On SIGINT/SIGTERM: clean up (temporaries, child processes), print ``message`` to stderr and
+    ``_exit`` with 130/143. Only from the main thread; elsewhere ``work()`` simply runs.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return work()
+    outcome: dict = {}
+
+    def target():
+        try:
+            outcome["value"] = work()
+        except BaseException as exc:  # re-raised in the main thread
+            outcome["error"] = exc
+
+    def stop(signum, _frame):
+        # Ignore further signals while cleaning up (a second Ctrl-C must not interrupt the clean-up).
+        for sig in EXIT_BY_SIGNAL:
+            signal.signal(sig, signal.SIG_IGN)
+        try:
+            _remove_temporaries()
+            kill_children()
+            _remove_temporaries()  # a child may have been writing into one
+            sys.stdout.flush()
+        finally:
+            os.write(2, (message + "\n").encode())
+            os._exit(EXIT_BY_SIGNAL[signum])
+
+    previous = {sig: signal.signal(sig, stop) for sig in EXIT_BY_SIGNAL}
+    try:
+        worker = threading.Thread(target=target, name="streamplace-command", daemon=True)
+        worker.start()
+        while worker.is_alive():
+            worker.join(0.1)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")
+

@@ -1,0 +1,50 @@
+"""The memory limit for inputs: estimated before anything large is allocated.
+
+Default: half of this machine's memory (``/proc/meminfo``'s MemTotal; 8 GiB where unknown).
+``$STREAMPLACE_MEMORY_LIMIT`` (bytes, or a number with K/M/G/T, e.g. ``12G``) overrides it; the
+command line's ``--memory-limit`` sets that variable.
+"""
+
+from __future__ import annotations
+
+import os
+
+ENV = "STREAMPLACE_MEMORY_LIMIT"
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def parse_size(text: str) -> int:
+    """``"12G"`` -> bytes; raises ValueError for anything but a positive finite size."""
+    raw = str(text).strip().upper().removesuffix("B").removesuffix("I")
+    unit = raw[-1] if raw and raw[-1] in _UNITS else ""
+    number = float(raw[: len(raw) - len(unit)])
+    if not (number > 0 and number * _UNITS[unit] < 2**62):
+        raise ValueError(f"a memory size must be positive and finite, got {text!r}")
+    return int(number * _UNITS[unit])
+
+
+def machine_memory() -> int:
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 16 * 2**30
+
+
+def memory_limit() -> int:
+    """Bytes an input may need: ``$STREAMPLACE_MEMORY_LIMIT`` if set, else half of the machine's memory."""
+    value = os.environ.get(ENV)
+    if value:
+        try:
+            return parse_size(value)
+        except ValueError:
+            pass  # the CLI checks the option; a bad variable falls back to the default
+    return machine_memory() // 2
+
+
+def describe_limit(limit: int) -> str:
+    where = f"set by {ENV}" if os.environ.get(ENV) else "half of this machine's memory"
+    return f"{limit / 2**30:.1f} GiB ({where}; raise it with --memory-limit)"

@@ -1,0 +1,54 @@
+"""Theme 2: inputs that would be read wrongly are refused, naming the file or label."""
+
+import json
+
+HEADER = "window_start,window_seconds,src_task,dst_task,tuples,bytes\n"
+
+
+def test_mixed_csv_headers_in_one_traffic_directory_are_refused(rel, small, tmp_path):
+    topo, _ = small
+    data = tmp_path / "traffic"
+    data.mkdir()
+    (data / "a.csv").write_text(HEADER + "0,10,S[0],B[0],100,1000\n")
+    (data / "b.csv").write_text("window_start,window_seconds,dst_task,src_task,bytes,tuples\n10,10,B[1],S[1],2000,200\n")
+    before = rel.snapshot(tmp_path)
+    proc = rel.run_cli("profile", "--topology", topo, "--traffic", data, "-o", tmp_path / "profile")
+    line = rel.one_line(proc)
+    assert proc.returncode == 2 and "b.csv" in line and "header" in line
+    assert rel.snapshot(tmp_path) == before
+
+
+def test_one_file_by_two_spellings_is_refused(rel, small, tmp_path):
+    topo, _ = small
+    data = tmp_path / "data"
+    (data / "sub").mkdir(parents=True)
+    traffic = data / "traffic.csv"
+    traffic.write_text(HEADER + "0,10,S[0],B[0],100,1000\n")
+    before = rel.snapshot(tmp_path)
+    for second in (data / "sub" / ".." / "traffic.csv", data):
+        proc = rel.run_cli("profile", "--topology", topo, "--traffic", traffic, "--traffic", second, "-o", tmp_path / "p")
+        assert proc.returncode == 2 and "counted twice" in rel.one_line(proc), second
+    assert rel.snapshot(tmp_path) == before
+
+
+def test_non_canonical_task_labels_are_refused_naming_the_label(rel, small, tmp_path):
+    topo, cluster = small
+    placement = tmp_path / "placement.json"
+    proc = rel.run_cli("schedule", topo, cluster, "-s", "even", "-o", placement)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(placement.read_text())
+    for bad in ("S[00]", "S[ 0]", "S[+0]"):
+        mapping = dict(doc["placement"])
+        mapping[bad] = mapping["S[0]"]
+        edited = tmp_path / "edited.json"
+        edited.write_text(json.dumps(mapping))
+        proc = rel.run_cli("evaluate", topo, cluster, edited)
+        assert proc.returncode == 2 and bad in rel.one_line(proc), bad
+
+
+def test_brackets_in_operator_names_are_refused(rel, small, tmp_path):
+    topo, cluster = small
+    topo.write_text(topo.read_text().replace("name: B", "name: B[x]").replace("to: B", "to: B[x]"))
+    proc = rel.run_cli("schedule", topo, cluster, "-s", "even")
+    line = rel.one_line(proc)
+    assert proc.returncode == 2 and "operators[1].name" in line
