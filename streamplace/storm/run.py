@@ -201,7 +201,7 @@ def measure(problem: Problem, placement: Placement | None, out_dir: Path, settin
 def _measure(problem, placement, out_dir, settings, workers, fmt, source, on_event, stage, work, started) -> dict:
     name = problem.topology.name
     try:
-        job = Job(name, topo, placement, workers, monitor=True, duration_s=settings.duration_s,
+        job = Job(name, problem.topology, placement, workers, monitor=True, duration_s=settings.duration_s,
                   conf={"streamplace.cpu_per_tuple": cpu_by_task(problem, placement)})
         result = run_local(problem.cluster, [job], settings, work, monitor_dir=stage / "monitor", on_event=on_event)[name]
         shutil.copyfile(work / "storm.log", stage / "storm.log")
