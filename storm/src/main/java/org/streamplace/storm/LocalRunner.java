@@ -77,29 +77,27 @@ public final class LocalRunner {
         // never closed: main() halts the JVM once every job is reported (closing a LocalCluster
         // waits for every slot thread); the caller removes the temporary directories
         LocalCluster cluster = new LocalCluster.Builder().withSupervisors(0).withDaemonConf(daemon).build();
-        {
-            LocalRunner runner = new LocalRunner(cluster);
-            for (Object n : Documents.list(job.get("cluster"), src, "cluster")) {
-                Map<String, Object> node = Documents.map(n, src, "cluster[]");
-                runner.addNode(Documents.string(node.get("node"), src, "cluster[].node"),
-                               Documents.integer(node.get("slots"), 1, src, "cluster[].slots"));
+        LocalRunner runner = new LocalRunner(cluster);
+        for (Object n : Documents.list(job.get("cluster"), src, "cluster")) {
+            Map<String, Object> node = Documents.map(n, src, "cluster[]");
+            runner.addNode(Documents.string(node.get("node"), src, "cluster[].node"),
+                           Documents.integer(node.get("slots"), 1, src, "cluster[].slots"));
+        }
+        event("cluster", Map.of("supervisors", runner.portsOfNode.size()));
+        // consecutive jobs with the same "group" run together; the groups one after another
+        List<List<Map<String, Object>>> groups = new ArrayList<>();
+        Object previous = null;
+        for (Object j : Documents.list(job.get("jobs"), src, "jobs")) {
+            Map<String, Object> entry = Documents.map(j, src, "jobs[]");
+            Object group = entry.get("group");
+            if (groups.isEmpty() || group == null || !group.equals(previous)) {
+                groups.add(new ArrayList<>());
             }
-            event("cluster", Map.of("supervisors", runner.portsOfNode.size()));
-            // consecutive jobs with the same "group" run together; the groups one after another
-            List<List<Map<String, Object>>> groups = new ArrayList<>();
-            Object previous = null;
-            for (Object j : Documents.list(job.get("jobs"), src, "jobs")) {
-                Map<String, Object> entry = Documents.map(j, src, "jobs[]");
-                Object group = entry.get("group");
-                if (groups.isEmpty() || group == null || !group.equals(previous)) {
-                    groups.add(new ArrayList<>());
-                }
-                groups.get(groups.size() - 1).add(entry);
-                previous = group;
-            }
-            for (List<Map<String, Object>> group : groups) {
-                runner.runTogether(group);
-            }
+            groups.get(groups.size() - 1).add(entry);
+            previous = group;
+        }
+        for (List<Map<String, Object>> group : groups) {
+            runner.runTogether(group);
         }
     }
 
@@ -201,7 +199,7 @@ public final class LocalRunner {
             idle(conf);
         }
         if (j.get("conf") != null) {
-            SpecTopology.putAll(conf, Documents.map(j.get("conf"), src, "conf"));
+            conf.putAll(Documents.map(j.get("conf"), src, "conf"));
         }
         cluster.submitTopology(name, conf, topology);
         event("submitted", Map.of("job", name));

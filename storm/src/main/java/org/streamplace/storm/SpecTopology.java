@@ -1,7 +1,6 @@
 package org.streamplace.storm;
 
 import java.util.List;
-import java.util.Map;
 import org.apache.storm.Config;
 import org.apache.storm.generated.StormTopology;
 import org.apache.storm.topology.BoltDeclarer;
@@ -59,12 +58,5 @@ public final class SpecTopology {
             conf.put(TrafficMonitor.WINDOW_SECS, windowSeconds);
         }
         return conf;
-    }
-
-    /** Copies plain JSON values (e.g. per-task CPU) into a conf. */
-    public static void putAll(Config conf, Map<String, Object> extra) {
-        if (extra != null) {
-            conf.putAll(extra);
-        }
     }
 }

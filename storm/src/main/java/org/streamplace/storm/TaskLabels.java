@@ -52,13 +52,6 @@ public final class TaskLabels {
         return out;
     }
 
-    /** The inverse of {@link #labels}: label -> Storm task id. */
-    public static Map<String, Integer> taskIds(Map<Integer, String> taskToComponent) {
-        Map<String, Integer> out = new HashMap<>();
-        labels(taskToComponent).forEach((task, label) -> out.put(label, task));
-        return out;
-    }
-
     /** The label of a task inside a running worker: its component and rank in the component's sorted task ids. */
     public static String label(GeneralTopologyContext context, int taskId) {
         String component = context.getComponentId(taskId);
