@@ -12,6 +12,7 @@ into place atomically, so they stay; a sweep keeps its finished parts.
 from __future__ import annotations
 
 import os
+import pickle
 import shutil
 import signal
 import sys
@@ -102,6 +103,49 @@ def _is_zombie(pid: int) -> bool:
             return fh.read().rsplit(b")", 1)[1].split()[0] == b"Z"
     except OSError:
         return True
+
+
+def in_child(fn, *args):
+    """``fn(*args)`` in a forked child process; return its result or re-raise its exception here.
+
+    For long native calls that hold the GIL (METIS on millions of edges holds it for seconds):
+    the signal handler of :func:`run_interruptible` could not run until the call returned, but a
+    child process is killed like any other (:func:`kill_children`) and this process stops at once.
+    Result and exception travel back pickled through a pipe. POSIX only; elsewhere ``fn`` runs here.
+    """
+    if not hasattr(os, "fork"):
+        return fn(*args)
+    for stream in (sys.stdout, sys.stderr):  # else the child would write their buffers a second time
+        try:
+            stream.flush()
+        except (AttributeError, OSError, ValueError):
+            pass
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: default signal actions (killed outright), one answer, no clean-up
+        os.close(read_fd)
+        for sig in EXIT_BY_SIGNAL:
+            signal.signal(sig, signal.SIG_DFL)
+        try:
+            try:
+                answer = (True, fn(*args))
+            except BaseException as exc:
+                answer = (False, exc)
+            with os.fdopen(write_fd, "wb") as out:
+                pickle.dump(answer, out, protocol=pickle.HIGHEST_PROTOCOL)
+        finally:
+            os._exit(0)
+    os.close(write_fd)
+    with os.fdopen(read_fd, "rb") as answer_in:
+        data = answer_in.read()  # releases the GIL while the child works
+    _, status = os.waitpid(pid, 0)
+    if not data:
+        raise RuntimeError(f"the child process computing {getattr(fn, '__name__', fn)} ended without an answer "
+                           f"(wait status {status})")
+    ok, value = pickle.loads(data)
+    if not ok:
+        raise value
+    return value
 
 
 def run_interruptible(work, *, message: str = "streamplace: interrupted"):

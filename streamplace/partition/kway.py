@@ -61,13 +61,17 @@ import numpy as np
 import pymetis
 import scipy.sparse as sp
 
+from ..interrupt import in_child
 from ..model.errors import Notice
 
 OBJECTIVES = {"cut": 0, "volume": 1}
 _EDGE_SCALE = 1_000_000
 _VERTEX_SCALE = 10_000
 MAX_DIRECT_PARTS = 1024
-SMALL_GRAPH = 4096  # up to this many vertices: recursive bisection (see _metis)
+SMALL_GRAPH = 4096
+# From this many stored edges METIS runs in a forked child: the call holds the GIL (4.7 s on the
+# 5.4 M-edge graph of tests/reliability), which would keep Ctrl-C waiting; a child is killed at once.
+CHILD_PROCESS_EDGES = 200_000  # up to this many vertices: recursive bisection (see _metis)
 
 
 def _to_int_weights(values: np.ndarray, scale: int, *, positive: bool) -> np.ndarray:
@@ -110,20 +114,24 @@ def _metis(g: sp.csr_matrix, vw: np.ndarray, tp: np.ndarray, imbalance: float, o
     # all 20 vertices); recursive bisection honours the targets there. It has no volume
     # objective, so volume stays k-way (the metis scheduler repairs capacity afterwards).
     recursive = g.shape[0] <= SMALL_GRAPH and objtype == OBJECTIVES["cut"]
-    options = pymetis.Options(seed=int(seed) % (2**31), ufactor=max(1, int(round((imbalance - 1.0) * 1000))),
-                              objtype=objtype)
-    with _c_stdout_captured() as said:
-        res = pymetis.part_graph(
-            tp.size, pymetis.CSRAdjacency(adj_starts=g.indptr.astype(np.int64), adjacent=g.indices.astype(np.int64)),
-            vweights=_to_int_weights(vw, _VERTEX_SCALE, positive=False),
-            eweights=_to_int_weights(g.data, _EDGE_SCALE, positive=True),
-            tpwgts=(tp / tp.sum()).tolist(), recursive=recursive, options=options)
+    call = (tp.size, g.indptr.astype(np.int64), g.indices.astype(np.int64), _to_int_weights(vw, _VERTEX_SCALE, positive=False),
+            _to_int_weights(g.data, _EDGE_SCALE, positive=True), (tp / tp.sum()).tolist(), recursive,
+            dict(seed=int(seed) % (2**31), ufactor=max(1, int(round((imbalance - 1.0) * 1000))), objtype=objtype))
+    said, part = in_child(_part_graph, *call) if g.nnz >= CHILD_PROCESS_EDGES else _part_graph(*call)
     if said:  # METIS prints "***Cannot bisect ..." and returns a partition it did not make
         complaint = " ".join(dict.fromkeys(line.strip(" \t*") for line in said[0].splitlines() if line.strip()))
         warnings.warn(f"METIS could not make this partition ({complaint}); used a greedy balanced split instead",
                       MetisFallback, stacklevel=2)
         return _greedy(vw, tp / tp.sum())
-    return np.asarray(res.vertex_part, dtype=np.int64)
+    return part
+
+
+def _part_graph(k, indptr, indices, vweights, eweights, tpwgts, recursive, options):
+    """One ``pymetis.part_graph`` call with METIS's fd-1 chatter captured: (what it said, parts)."""
+    with _c_stdout_captured() as said:
+        res = pymetis.part_graph(k, pymetis.CSRAdjacency(adj_starts=indptr, adjacent=indices), vweights=vweights,
+                                 eweights=eweights, tpwgts=tpwgts, recursive=recursive, options=pymetis.Options(**options))
+    return said, np.asarray(res.vertex_part, dtype=np.int64)
 
 
 class MetisFallback(Notice):
