@@ -632,17 +632,24 @@ def storm():
 @click.option("--heap-mb", type=click.IntRange(min=128), default=1024, show_default=True, help="Heap of the embedded Storm JVM.")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "parquet"]), default="jsonl", show_default=True,
               help="Format of the traffic and load records.")
-@click.option("--mode", type=click.Choice(["embedded"]), default="embedded", show_default=True,
-              help="embedded: Storm's LocalCluster in one JVM, one supervisor per cluster node.")
+@click.option("--mode", type=click.Choice(["embedded", "cluster"]), default="embedded", show_default=True,
+              help="embedded: Storm's LocalCluster in one JVM, one supervisor per cluster node. cluster: the testbed, "
+                   "a real Storm cluster on this machine (needs root): one network namespace per node with its "
+                   "bandwidth (tc) and its CPU share (cgroup), ZooKeeper, Nimbus and a supervisor per node.")
+@click.option("--worker-heap-mb", type=click.IntRange(min=64), default=256, show_default=True,
+              help="Heap of each testbed worker process (--mode cluster).")
+@click.option("--cpu-budget", type=click.FloatRange(min=0.05, max=4096), default=None,
+              help="Cores shared by all testbed nodes, in proportion to their `cores` (default: this machine's cores - 0.5).")
 @click.option("--force", is_flag=True, help="Replace the output directory if it exists.")
 @click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), required=True, help="Directory to write.")
 def storm_run(topology, cluster, plan_path, name, params, seed, time_limit, profiling, storm_default, workers,
-              duration, warmup, window, ackers, load_aware, heap_mb, fmt, mode, force, out_dir):
-    """Run TOPOLOGY on an embedded Storm with CLUSTER's nodes, under a plan, and measure it.
+              duration, warmup, window, ackers, load_aware, heap_mb, fmt, mode, worker_heap_mb, cpu_budget, force, out_dir):
+    """Run TOPOLOGY on Storm with CLUSTER's nodes, under a plan, and measure it.
 
-    Writes DIR/run.json (what Storm assigned, read back from Storm, throughput, latency),
-    DIR/traffic.* and DIR/load.* (the monitor's records of the measured windows, ready for
-    `streamplace profile`), DIR/plan.json and DIR/storm.log.
+    Writes DIR/run.json (what Storm assigned, read back from Storm, throughput, latency; on the
+    testbed also the bytes measured on the wire between nodes), DIR/traffic.* and DIR/load.* (the
+    monitor's records of the measured windows, ready for `streamplace profile`), DIR/plan.json
+    and DIR/storm.log.
     """
     from .storm.run import RunSettings, measure
     if sum(x is not None and x is not False for x in (plan_path, name, storm_default or None)) != 1:
@@ -650,7 +657,8 @@ def storm_run(topology, cluster, plan_path, name, params, seed, time_limit, prof
     if workers is not None and not storm_default:
         raise UserError("--workers goes with --storm-default (a plan fixes its workers)")
     settings = RunSettings(duration_s=duration, warmup_s=warmup, window_s=window, ackers=ackers,
-                           load_aware=load_aware, heap_mb=heap_mb, seed=seed or 0)
+                           load_aware=load_aware, heap_mb=heap_mb, seed=seed or 0, mode=mode,
+                           worker_heap_mb=worker_heap_mb, cpu_budget=cpu_budget)
     problem = _problem(topology, cluster)
     placement, source = None, {"kind": "storm-default"}
     if plan_path:
@@ -664,21 +672,22 @@ def storm_run(topology, cluster, plan_path, name, params, seed, time_limit, prof
         source = {"kind": "scheduler", "scheduler": result.scheduler, "params": result.params, "status": result.status}
     run = measure(problem, placement, Path(out_dir), settings, workers=workers, fmt=fmt, source=source,
                   force=force, on_event=_storm_progress(settings))
-    Console().print(_vertical({k: run[k] for k in STORM_RUN_KEYS}, f"storm run: {problem.topology.name} on {problem.cluster.name}"))
+    Console().print(_vertical({k: run[k] for k in STORM_RUN_KEYS if k in run}, f"storm run: {problem.topology.name} on {problem.cluster.name}"))
     if placement is not None and not run["plan_applied"]:
         err_console.print(f"[yellow]plan not applied: {run['scheduler_status']}[/yellow]")
     err_console.print(f"written: {out_dir}/run.json, {run['traffic_file']}, {run['load_file']}", soft_wrap=True, markup=False)
 
 
-STORM_RUN_KEYS = ("storm_version", "plan_applied", "plan_matches", "scheduler_status", "workers", "throughput",
-                  "source_rate", "duration_s", "windows", "monitor_cross_node_bytes_per_s", "jvm_peak_rss_mb", "wall_s")
+STORM_RUN_KEYS = ("mode", "storm_version", "plan_applied", "plan_matches", "scheduler_status", "workers", "throughput",
+                  "source_rate", "duration_s", "windows", "monitor_cross_node_bytes_per_s", "measured_inter_node_bytes_per_s",
+                  "jvm_peak_rss_mb", "wall_s")
 
 
 def _storm_progress(settings):
-    """Prints the embedded run's progress on stderr, one line per step."""
-    messages = {"starting": "starting embedded Storm", "cluster": "{supervisors} supervisors up",
+    """Prints the run's progress on stderr, one line per step."""
+    messages = {"testbed": "{message}", "starting": f"starting {settings.mode} Storm", "cluster": "{supervisors} supervisors up",
                 "submitted": "submitted {job}", "assigned": "{job}: every executor assigned",
-                "warmup": "warm-up {seconds:g} s", "measuring": "measuring {seconds:g} s",
+                "running": "{job}: every worker running", "warmup": "warm-up {seconds:g} s", "measuring": "measuring {seconds:g} s",
                 "killed": "{job} killed"}
 
     def show(event):

@@ -4,7 +4,8 @@
 for it with signals enabled. Native code (CP-SAT, METIS, a Spark job in the JVM) cannot be
 stopped from Python in general, so on SIGINT/SIGTERM the main thread abandons the worker: it
 removes the temporary files and directories registered with :func:`temporary` (half-written
-outputs), kills this process's child processes (Spark's JVM), prints one line and ends the
+outputs), runs the actions registered with :func:`cleanup` (the Storm testbed's namespaces and
+cgroups), kills this process's child processes (Spark's JVM), prints one line and ends the
 process with ``_exit`` (exit 130 for SIGINT, 143 for SIGTERM). Finished outputs were renamed
 into place atomically, so they stay; a sweep keeps its finished parts.
 """
@@ -24,6 +25,7 @@ from pathlib import Path
 EXIT_BY_SIGNAL = {signal.SIGINT: 130, signal.SIGTERM: 143}
 
 _temporaries: set[str] = set()
+_cleanups: list = []
 _lock = threading.Lock()
 
 
@@ -38,6 +40,31 @@ def temporary(path):
     finally:
         with _lock:
             _temporaries.discard(key)
+
+
+@contextmanager
+def cleanup(action):
+    """Register ``action()`` (no arguments) to run if the process is interrupted inside the block,
+    after the temporaries are removed and before child processes are killed (e.g. tearing down
+    network namespaces and cgroups that outlive their processes)."""
+    with _lock:
+        _cleanups.append(action)
+    try:
+        yield action
+    finally:
+        with _lock:
+            if action in _cleanups:
+                _cleanups.remove(action)
+
+
+def _run_cleanups() -> None:
+    with _lock:
+        actions = list(reversed(_cleanups))
+    for action in actions:
+        try:
+            action()
+        except Exception:  # a failing clean-up must not stop the others
+            pass
 
 
 def _remove_temporaries() -> None:
@@ -170,6 +197,7 @@ def run_interruptible(work, *, message: str = "streamplace: interrupted"):
             signal.signal(sig, signal.SIG_IGN)
         try:
             _remove_temporaries()
+            _run_cleanups()
             kill_children()
             _remove_temporaries()  # a child may have been writing into one
             sys.stdout.flush()

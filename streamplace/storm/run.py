@@ -1,12 +1,18 @@
-"""``streamplace storm run``: a placement on an embedded Storm (LocalCluster), measured.
+"""``streamplace storm run``: a placement on Storm, embedded or on the testbed, measured.
 
-One JVM (``org.streamplace.storm.LocalRunner``) starts a LocalCluster with one supervisor per
-cluster node (its slots as ports, scheduler meta ``node`` = the node's name) and the plan
-plugin as Nimbus' scheduler, then submits the spec topology with its plan. The JVM reports
-progress and what Storm assigned as JSON Lines; the traffic monitor's records of the measured
-windows become ``traffic``/``load`` records in the ``profile`` schema and the run's figures.
-LocalCluster runs every worker inside that one JVM: good for checking plans, task ids and the
-monitor, not for performance (that is the multi-process testbed's job).
+Mode ``embedded``: one JVM (``org.streamplace.storm.LocalRunner``) starts a LocalCluster with one
+supervisor per cluster node (its slots as ports, scheduler meta ``node`` = the node's name) and
+the plan plugin as Nimbus' scheduler. Every worker runs inside that JVM: good for checking
+plans, task ids and the monitor, not for performance.
+
+Mode ``cluster``: the multi-process testbed (:mod:`.testbed`): ZooKeeper, Nimbus and one
+supervisor per node, each node in its own network namespace with shaped bandwidth and a CPU
+quota; ``org.streamplace.storm.ClusterRunner`` submits to it as a client. The testbed's wire
+counters give the bytes that crossed between nodes in the measured window.
+
+Either runner submits the spec topology with its plan and reports progress and what Storm
+assigned as JSON Lines; the traffic monitor's records of the measured windows become
+``traffic``/``load`` records in the ``profile`` schema and the run's figures.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from .errors import StormError
 from .plans import plan_document, storm_name, workers_of, write_plan
 
 PLAN_APPLIED = "streamplace: plan applied"
+MODES = ("embedded", "cluster")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,6 +49,9 @@ class RunSettings:
     load_aware: bool = False
     heap_mb: int = 1024
     seed: int = 0
+    mode: str = "embedded"
+    worker_heap_mb: int = 256  # testbed workers (Storm would give each 128 MB per executor)
+    cpu_budget: float | None = None  # testbed: cores shared by all nodes (None: the machine's cores - 0.5)
 
     def __post_init__(self):
         for name in ("duration_s", "warmup_s", "window_s"):
@@ -50,8 +60,12 @@ class RunSettings:
                 raise StormError(f"--{name[:-2].replace('_', '-')}: must be a number of seconds in [0, 1e6), got {value}")
         if not self.window_s >= 0.1:
             raise StormError(f"--window: must be >= 0.1 s, got {self.window_s}")
-        if self.ackers < 0 or self.heap_mb < 128:
-            raise StormError("--ackers must be >= 0 and --heap-mb >= 128")
+        if self.ackers < 0 or self.heap_mb < 128 or self.worker_heap_mb < 64:
+            raise StormError("--ackers must be >= 0, --heap-mb >= 128 and --worker-heap-mb >= 64")
+        if self.mode not in MODES:
+            raise StormError(f"--mode: must be one of {', '.join(MODES)}, got {self.mode!r}")
+        if self.cpu_budget is not None and not (0.05 <= self.cpu_budget <= 4096):
+            raise StormError(f"--cpu-budget: must be a number of cores in [0.05, 4096], got {self.cpu_budget}")
 
 
 @dataclass(frozen=True)
@@ -88,13 +102,15 @@ def cpu_by_task(problem: Problem, placement: Placement | None) -> dict[str, floa
     return out
 
 
-def run_local(cluster: Cluster, jobs: Sequence[Job], settings: RunSettings, work_dir: Path, *,
-              monitor_dir: Path | None = None,
-              on_event: Callable[[dict], None] | None = None) -> dict[str, dict]:
-    """Runs ``jobs`` on one embedded Storm; returns each job's result (by name) as Storm reported it.
+def run_jobs(cluster: Cluster, jobs: Sequence[Job], settings: RunSettings, work_dir: Path, *,
+             monitor_dir: Path | None = None,
+             on_event: Callable[[dict], None] | None = None) -> dict[str, dict]:
+    """Runs ``jobs`` on Storm (``settings.mode``); returns each job's result (by name) as Storm reported it.
 
     Jobs run one after another (each submitted, assigned, measured, killed); consecutive jobs with
-    the same ``group`` run at once. ``work_dir`` receives the plans, the job file and ``storm.log``.
+    the same ``group`` run at once. ``work_dir`` receives the plans, the job file and the logs. On
+    the testbed each measured result also has ``wire``: data bytes per (sender, receiver) node
+    pair counted on the wire during the measured window.
     """
     java = jvm.java()
     cp = jvm.classpath()
@@ -109,23 +125,43 @@ def run_local(cluster: Cluster, jobs: Sequence[Job], settings: RunSettings, work
             write_plan(plan_dir, job.name, job.plan)
         elif job.placement is not None:
             write_plan(plan_dir, job.name, plan_document(job.topology, cluster, job.placement))
+        conf = {"streamplace.seed": settings.seed, **job.conf}
+        if settings.mode == "cluster":  # the JVM honours the last -Xmx (Storm's own is 128 MB per executor)
+            conf.setdefault("topology.worker.childopts", f"-Xmx{settings.worker_heap_mb}m")
         job_entries.append({
             "name": job.name, "topology": str(topo_file), "workers": job.workers, "ackers": settings.ackers,
             "load_aware": settings.load_aware, "window_s": settings.window_s,
             "monitor_dir": str(monitor_dir) if job.monitor and monitor_dir else None,
             "warmup_s": settings.warmup_s if job.duration_s > 0 else 0, "duration_s": job.duration_s,
-            "conf": {"streamplace.seed": settings.seed, **job.conf}, "group": job.group})
-    job_file = work_dir / "job.json"
-    atomic_write_text(job_file, json.dumps({
-        "plan_dir": str(plan_dir), "jobs": job_entries,
-        "cluster": [{"node": n.name, "slots": int(n.slots)} for n in cluster.nodes]}))
+            "conf": conf, "group": job.group})
     tmp = work_dir / "tmp"
     tmp.mkdir(exist_ok=True)
-    cmd = [java, f"-Xmx{settings.heap_mb}m", "-XX:+UseSerialGC", f"-Djava.io.tmpdir={tmp}",
+    document = {"plan_dir": str(plan_dir), "jobs": job_entries,
+                "cluster": [{"node": n.name, "slots": int(n.slots)} for n in cluster.nodes]}
+    if settings.mode == "embedded":
+        return _drive(java, cp, "LocalRunner", document, settings, jobs, work_dir, on_event, None)
+    from .testbed import Testbed, TestbedSettings
+    bed_settings = TestbedSettings(worker_heap_mb=settings.worker_heap_mb, cpu_budget=settings.cpu_budget)
+    with Testbed(cluster, work_dir / "testbed", plan_dir, bed_settings,
+                 log=lambda message: on_event and on_event({"event": "testbed", "message": message})) as bed:
+        document.update(nimbus=bed.nimbus, cluster=bed.job_cluster(), storm_jar=str(jvm.module_dir() / jvm.JAR))
+        return _drive(java, cp, "ClusterRunner", document, settings, jobs, work_dir, on_event, bed)
+
+
+def _drive(java, cp, runner, document, settings, jobs, work_dir, on_event, bed) -> dict[str, dict]:
+    """Runs the job file with ``runner`` and follows its events; on the testbed (``bed``) applies the
+    CPU quotas while workers run and reads the wire counters at the measured window's edges."""
+    job_file = work_dir / "job.json"
+    atomic_write_text(job_file, json.dumps(document))
+    cmd = [java, f"-Xmx{settings.heap_mb}m", "-XX:+UseSerialGC", f"-Djava.io.tmpdir={work_dir / 'tmp'}",
            f"-Dstreamplace.log.file={work_dir / 'storm.log'}", f"-Dlog4j.configurationFile={jvm.log_config()}",
-           "-cp", cp, "org.streamplace.storm.LocalRunner", str(job_file)]
+           *([f"-Dstorm.jar={document['storm_jar']}", "-Djava.net.preferIPv4Stack=true"] if bed else []),
+           "-cp", cp, f"org.streamplace.storm.{runner}", str(job_file)]
+    what = "the embedded Storm run" if bed is None else "the Storm testbed run"
     budget = 300 + sum(settings.warmup_s + j.duration_s + 60 for j in jobs)
     results: dict[str, dict] = {}
+    pending: list[str] = []   # jobs of the group being measured
+    wire: dict[str, dict] = {}
     with jvm.child(cmd, work_dir / "runner.stderr") as proc:
         lines: queue.Queue = queue.Queue()
         threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True).start()
@@ -138,15 +174,27 @@ def run_local(cluster: Cluster, jobs: Sequence[Job], settings: RunSettings, work
                 line = None
                 peak = max(peak, jvm.peak_rss_mb(proc.pid) or 0.0)
                 if time.monotonic() > deadline:
-                    raise StormError(f"the embedded Storm run took over {budget:.0f} s; stopped (see {work_dir / 'storm.log'})")
+                    raise StormError(f"{what} took over {budget:.0f} s; stopped (see {work_dir / 'storm.log'})")
                 continue
             if line is _EOF:
                 break
             event = _parse(line)
             if event is None:
                 continue
-            if event.get("event") == "result":
+            kind = event.get("event")
+            if bed is not None and kind == "running":
+                pending.append(event["job"])
+                bed.limit_cpu(True)
+            elif bed is not None and kind == "measuring":
+                window = _WireWindow(bed, event["start"], event["end"])
+                wire.update((name, window) for name in pending)
+                pending = []
+            elif bed is not None and kind == "killed":
+                bed.limit_cpu(False)   # the next job's workers start at full speed
+            if kind == "result":
                 event["jvm_peak_rss_mb"] = peak
+                if event["job"] in wire:
+                    event["wire"] = wire[event["job"]].pairs()
                 results[event["job"]] = event
             if on_event:
                 on_event(event)
@@ -154,9 +202,33 @@ def run_local(cluster: Cluster, jobs: Sequence[Job], settings: RunSettings, work
     if code != 0 or len(results) != len(jobs):
         err = (work_dir / "runner.stderr").read_text(errors="replace").strip().splitlines()
         last = next((ln for ln in reversed(err) if ln.strip()), "no message")
-        raise StormError(f"the embedded Storm run failed (exit {code}): {last.removeprefix('streamplace: ')} "
+        raise StormError(f"{what} failed (exit {code}): {last.removeprefix('streamplace: ')} "
                          f"(log: {work_dir / 'storm.log'})")
     return results
+
+
+class _WireWindow:
+    """Reads the testbed's wire counters at ``start`` and ``end`` (epoch seconds) in a thread."""
+
+    def __init__(self, bed, start: float, end: float):
+        self._pairs: dict[str, int] = {}
+        self._thread = threading.Thread(target=self._read, args=(bed, start, end), daemon=True)
+        self._thread.start()
+
+    def _read(self, bed, start, end):
+        from .testbed.network import wire_data_bytes
+        time.sleep(max(0.0, start - time.time()))
+        before = bed.counters()
+        time.sleep(max(0.0, end - time.time()))
+        after = bed.counters()
+        self._pairs.update({f"{a}->{b}": n for (a, b), n in wire_data_bytes(before, after).items()})
+
+    def pairs(self) -> dict[str, int]:
+        """Data bytes per ``"sender->receiver"`` node pair in the window (waits for its end)."""
+        self._thread.join(timeout=30)
+        if self._thread.is_alive():
+            raise StormError("the testbed's wire counters could not be read at the end of the measured window")
+        return dict(self._pairs)
 
 
 _EOF = object()
@@ -203,7 +275,7 @@ def _measure(problem, placement, out_dir, settings, workers, fmt, source, on_eve
     try:
         job = Job(name, problem.topology, placement, workers, monitor=True, duration_s=settings.duration_s,
                   conf={"streamplace.cpu_per_tuple": cpu_by_task(problem, placement)})
-        result = run_local(problem.cluster, [job], settings, work, monitor_dir=stage / "monitor", on_event=on_event)[name]
+        result = run_jobs(problem.cluster, [job], settings, work, monitor_dir=stage / "monitor", on_event=on_event)[name]
         shutil.copyfile(work / "storm.log", stage / "storm.log")
         if placement is not None:
             shutil.copyfile(work / "plans" / f"{name}.json", stage / "plan.json")
@@ -227,6 +299,16 @@ def _replace_dir(stage: Path, out_dir: Path) -> None:
         stage.rename(out_dir)
 
 
+def _wire_figures(wire: dict | None, seconds: float) -> dict:
+    """The testbed's measured network figures (nothing in embedded mode, which has no wire)."""
+    if wire is None:
+        return {}
+    total = sum(wire.values())
+    return {"measured_inter_node_bytes": total,
+            "measured_inter_node_bytes_per_s": total / seconds if seconds > 0 else 0.0,
+            "measured_bytes_by_node_pair": dict(sorted(wire.items()))}
+
+
 def summarise(problem: Problem, placement: Placement | None, result: dict, out_dir: Path,
               settings: RunSettings, fmt: str) -> dict:
     """``run.json``: what Storm did (assignment, status) and what the monitor measured."""
@@ -242,7 +324,7 @@ def summarise(problem: Problem, placement: Placement | None, result: dict, out_d
     plan = placement.to_mapping(topo.task_labels, cluster) if placement is not None else None
     node_of = {label: where["node"] for label, where in assignment.items()}
     return {
-        "topology": topo.name, "cluster": cluster.name, "mode": "embedded",
+        "topology": topo.name, "cluster": cluster.name, "mode": settings.mode,
         "storm_version": result["storm_version"],
         "plan_applied": str(result.get("scheduler_status") or "").startswith(PLAN_APPLIED),
         "scheduler_status": result.get("scheduler_status"),
@@ -253,6 +335,7 @@ def summarise(problem: Problem, placement: Placement | None, result: dict, out_d
         "duration_s": seconds, "warmup_s": settings.warmup_s, "window_s": settings.window_s,
         "windows": int(round(seconds / settings.window_s)),
         "monitor_cross_node_bytes_per_s": records.cross_node_bytes(traffic, node_of) / seconds if seconds > 0 else 0.0,
+        **_wire_figures(result.get("wire"), seconds),
         "traffic_file": records.write_records(traffic, out_dir / "traffic", fmt).name,
         "load_file": records.write_records(load, out_dir / "load", fmt).name,
         "traffic_rows": len(traffic), "load_rows": len(load),

@@ -9,7 +9,7 @@ import pytest
 from streamplace.model import Problem
 from streamplace.schedulers import available, make_scheduler
 from streamplace.storm.plans import plan_document, workers_of
-from streamplace.storm.run import Job, RunSettings, run_local
+from streamplace.storm.run import Job, RunSettings, run_jobs
 
 from .topologies import five_groupings, micro, micro_linear, smart_home, union
 
@@ -47,7 +47,7 @@ def storm_results(storm_ready, tmp_path_factory):
                 plan=plan_document(problem.topology, problem.cluster, placement))
             for kind, name, problem, placement in cases]
     cluster = union(case[2].cluster for case in cases)
-    results = run_local(cluster, jobs, RunSettings(), tmp_path_factory.mktemp("storm-plans"))
+    results = run_jobs(cluster, jobs, RunSettings(), tmp_path_factory.mktemp("storm-plans"))
     return [(*case, results[job.name]) for case, job in zip(cases, jobs)]
 
 

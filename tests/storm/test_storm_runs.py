@@ -11,7 +11,7 @@ from streamplace.model import Problem
 from streamplace.model.storm_ids import fields_target, int_key_hash, labels_by_storm_id
 from streamplace.schedulers import make_scheduler
 from streamplace.storm.plans import workers_of
-from streamplace.storm.run import Job, RunSettings, measure, run_local
+from streamplace.storm.run import Job, RunSettings, measure, run_jobs
 
 from .topologies import five_groupings
 
@@ -40,7 +40,7 @@ def runs(storm_ready, groupings, tmp_path_factory):
             Job("badplan", named("badplan"), None, 3, plan=bad, group=2),
             Job("with-plan", named("with-plan"), metis, workers_of(metis), group=3),
             Job("without-plan", named("without-plan"), None, 2, group=3)]
-    results = run_local(p.cluster, jobs, RunSettings(), tmp_path_factory.mktemp("storm-runs"))
+    results = run_jobs(p.cluster, jobs, RunSettings(), tmp_path_factory.mktemp("storm-runs"))
     return p, {"metis": metis, "even2": even2}, results
 
 

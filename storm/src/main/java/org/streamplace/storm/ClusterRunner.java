@@ -1,0 +1,109 @@
+package org.streamplace.storm;
+
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.storm.Config;
+import org.apache.storm.StormSubmitter;
+import org.apache.storm.generated.ExecutorSummary;
+import org.apache.storm.generated.Nimbus;
+import org.apache.storm.generated.StormTopology;
+import org.apache.storm.generated.SupervisorSummary;
+import org.apache.storm.utils.NimbusClient;
+import org.apache.storm.utils.Utils;
+
+/**
+ * The testbed runner behind {@code streamplace storm run --mode cluster}: a client of a running
+ * distributed Storm cluster (Nimbus with {@link PlanScheduler}, one supervisor per cluster node,
+ * each reporting the node's own address as its host), which the Python testbed started. It waits
+ * until every node's supervisor has registered, then runs the job file with {@link JobRunner},
+ * uploading this module's jar (system property {@code storm.jar}) as each topology's code.
+ *
+ * <p>Job file keys beyond {@link JobRunner}'s: {@code nimbus} ({@code host}, {@code port}) and
+ * {@code cluster[]} entries with {@code node}, {@code host} and {@code ports}.
+ */
+public final class ClusterRunner implements JobRunner.Engine {
+    private final Nimbus.Iface nimbus;
+    private final Map<String, Object> clientConf = new HashMap<>();
+    private final Map<String, String> nodeOfHost = new HashMap<>();
+    private final Map<String, List<Integer>> portsOfNode = new HashMap<>();
+
+    @SuppressWarnings("unchecked")
+    private ClusterRunner(Map<String, Object> job) throws Exception {
+        String src = "job";
+        Map<String, Object> at = Documents.map(job.get("nimbus"), src, "nimbus");
+        clientConf.put(Config.NIMBUS_SEEDS, List.of(Documents.string(at.get("host"), src, "nimbus.host")));
+        clientConf.put(Config.NIMBUS_THRIFT_PORT, Documents.integer(at.get("port"), 6627, src, "nimbus.port"));
+        for (Object n : Documents.list(job.get("cluster"), src, "cluster")) {
+            Map<String, Object> node = Documents.map(n, src, "cluster[]");
+            String name = Documents.string(node.get("node"), src, "cluster[].node");
+            nodeOfHost.put(Documents.string(node.get("host"), src, "cluster[].host"), name);
+            List<Integer> ports = new java.util.ArrayList<>();
+            for (Object p : Documents.list(node.get("ports"), src, "cluster[].ports")) {
+                ports.add(((Number) p).intValue());
+            }
+            ports.sort(null);
+            portsOfNode.put(name, ports);
+        }
+        JobRunner.event("starting", Map.of());
+        Map<String, Object> conf = Utils.readStormConfig();
+        conf.putAll(clientConf);
+        nimbus = NimbusClient.getConfiguredClient(conf).getClient();
+        awaitSupervisors();
+        JobRunner.event("cluster", Map.of("supervisors", nodeOfHost.size()));
+    }
+
+    public static void main(String[] args) {
+        JobRunner.main("ClusterRunner", args, ClusterRunner::new);
+    }
+
+    /** Every node's supervisor registered with all its ports. */
+    private void awaitSupervisors() throws Exception {
+        long deadline = System.currentTimeMillis() + JobRunner.TIMEOUT_MS;
+        Set<String> seen = new HashSet<>();
+        while (System.currentTimeMillis() < deadline) {
+            seen.clear();
+            for (SupervisorSummary s : nimbus.getClusterInfo().get_supervisors()) {
+                String node = nodeOfHost.get(s.get_host());
+                if (node != null && s.get_num_workers() >= portsOfNode.get(node).size()) {
+                    seen.add(node);
+                }
+            }
+            if (seen.size() == nodeOfHost.size()) {
+                return;
+            }
+            Thread.sleep(200);
+        }
+        Set<String> missing = new HashSet<>(portsOfNode.keySet());
+        missing.removeAll(seen);
+        throw new IllegalStateException("the supervisors of " + missing + " did not register with Nimbus within "
+                                        + JobRunner.TIMEOUT_MS / 1000 + " s");
+    }
+
+    @Override
+    public Nimbus.Iface nimbus() {
+        return nimbus;
+    }
+
+    @Override
+    public void submit(String name, Map<String, Object> conf, StormTopology topology) throws Exception {
+        Map<String, Object> withNimbus = new HashMap<>(conf);
+        withNimbus.putAll(clientConf);   // StormSubmitter finds Nimbus through the topology's conf
+        StormSubmitter.submitTopology(name, withNimbus, topology);
+    }
+
+    /** From the topology's executor summaries: host = the node's address, port = its worker slot. */
+    @Override
+    public Map<List<Long>, Slot> placement(String topologyId) throws Exception {
+        Map<List<Long>, Slot> out = new HashMap<>();
+        for (ExecutorSummary e : nimbus.getTopologyInfo(topologyId).get_executors()) {
+            String node = nodeOfHost.getOrDefault(e.get_host(), e.get_host());
+            int worker = portsOfNode.getOrDefault(node, List.of()).indexOf(e.get_port());
+            out.put(List.of((long) e.get_executor_info().get_task_start(), (long) e.get_executor_info().get_task_end()),
+                    new Slot(node, worker));
+        }
+        return out;
+    }
+}

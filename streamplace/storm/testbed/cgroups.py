@@ -1,0 +1,125 @@
+"""CPU limits for the testbed's nodes: one cgroup per node with a CFS quota, v1 or v2.
+
+cgroup v1 (``/sys/fs/cgroup/cpu``): ``cpu.cfs_quota_us`` / ``cpu.cfs_period_us``; v2 (a
+``cgroup.controllers`` listing ``cpu``): ``cpu.max`` = ``"<quota> <period>"``. Either way the
+testbed's groups live under one parent, ``streamplace-testbed``, so that everything it started is
+found (``cgroup.procs``), killed and removed, also after a run that was itself killed: every
+process started in a group, and every process those start (Storm's workers), stays in it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+PARENT = "streamplace-testbed"
+PERIOD_US = 100_000
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+
+
+@dataclass(frozen=True)
+class CpuCgroups:
+    """The testbed's cgroups under ``parent`` (a directory of the cpu hierarchy), version 1 or 2."""
+
+    parent: Path
+    version: int
+
+    @classmethod
+    def detect(cls, root: Path = CGROUP_ROOT) -> "CpuCgroups | None":
+        """The cpu controller of this machine, v2 first (unified hierarchy), else v1; None if neither."""
+        controllers = root / "cgroup.controllers"
+        if controllers.is_file() and "cpu" in controllers.read_text().split():
+            return cls(root / PARENT, 2)
+        for name in ("cpu", "cpu,cpuacct"):
+            if (root / name / "cpu.cfs_quota_us").is_file():
+                return cls(root / name / PARENT, 1)
+        return None
+
+    def create(self, name: str) -> Path:
+        """The group ``name`` (no limit yet)."""
+        if not self.parent.is_dir():
+            self.parent.mkdir()
+            if self.version == 2:  # let the parent hand the cpu controller to its children
+                _write(self.parent.parent / "cgroup.subtree_control", "+cpu")
+                _write(self.parent / "cgroup.subtree_control", "+cpu")
+        group = self.parent / name
+        group.mkdir(exist_ok=True)
+        return group
+
+    def limit(self, name: str, cores: float | None) -> None:
+        """At most ``cores`` CPUs of time per period for the group; None lifts the limit."""
+        group = self.parent / name
+        quota = None if cores is None else max(1000, int(round(cores * PERIOD_US)))
+        if self.version == 2:
+            _write(group / "cpu.max", f"{'max' if quota is None else quota} {PERIOD_US}")
+        else:
+            _write(group / "cpu.cfs_period_us", str(PERIOD_US))
+            _write(group / "cpu.cfs_quota_us", str(-1 if quota is None else quota))
+
+    def procs_file(self, name: str) -> Path:
+        return self.parent / name / "cgroup.procs"
+
+    def pids(self) -> list[int]:
+        """Every process in any of the testbed's groups."""
+        out = []
+        if self.parent.is_dir():
+            for group in self.parent.iterdir():
+                procs = group / "cgroup.procs"
+                if procs.is_file():
+                    out += [int(p) for p in procs.read_text().split()]
+        return out
+
+    def throttled_s(self, name: str) -> float:
+        """Seconds the group spent throttled by its quota so far (``cpu.stat``)."""
+        stat = dict(line.split() for line in (self.parent / name / "cpu.stat").read_text().splitlines() if line.strip())
+        if "throttled_usec" in stat:
+            return int(stat["throttled_usec"]) / 1e6
+        return int(stat.get("throttled_time", 0)) / 1e9
+
+    def destroy(self, grace: float = 3.0) -> None:
+        """Kill every process in the groups (SIGTERM, SIGKILL after ``grace``), then remove them."""
+        pids = self.pids()
+        for pid in pids:
+            _kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while self.pids() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        for _ in range(50):
+            left = self.pids()
+            if not left:
+                break
+            for pid in left:
+                _kill(pid, signal.SIGKILL)
+            time.sleep(0.05)
+        if self.parent.is_dir():
+            for group in self.parent.iterdir():
+                if group.is_dir():
+                    _rmdir(group)
+            _rmdir(self.parent)
+
+
+def _write(path: Path, text: str) -> None:
+    with open(path, "w") as fh:
+        fh.write(text)
+
+
+def _kill(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _rmdir(path: Path) -> None:
+    for _ in range(40):  # a killed process leaves its cgroup a moment after it is reaped
+        try:
+            path.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.05)
+    path.rmdir()

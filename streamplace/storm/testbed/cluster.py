@@ -1,0 +1,275 @@
+"""A distributed Storm 2.8 cluster on one machine: each daemon its own JVM, each node its own
+network namespace with a shaped NIC and a CPU quota.
+
+:class:`Testbed` (a context manager) starts, in this order: the network (:mod:`.network`), the
+cgroups (:mod:`.cgroups`), ZooKeeper (fresh state every run) and Nimbus with the plan plugin in
+the control namespace, and one Supervisor per cluster node in the node's namespace and cgroup,
+reporting the node's address as its host and the node's name as ``supervisor.scheduler.meta
+node``. The supervisors start Storm's real worker processes, which inherit both. Storm's
+distribution layout (``lib/``, ``lib-worker/``, ``log4j2/``) is the one the Maven build
+assembles in ``storm/target/storm-home``.
+
+CPU: node ``i`` gets ``cores_i * scale`` CPUs, with one scale for the whole cluster,
+``scale = min(1, (cpu_count - HEADROOM_CORES) / sum(cores))``: the nodes keep their relative
+speeds and together leave :data:`HEADROOM_CORES` for ZooKeeper, Nimbus and the supervisors. The
+quotas apply from the moment a topology's workers all run (:meth:`Testbed.limit_cpu`): start-up
+(JVMs loading classes) runs unthrottled, so it is not slowed to a crawl.
+
+Teardown (:meth:`Testbed.close`) always runs: normal end, error, Ctrl-C, SIGTERM. It kills every
+process in the testbed's cgroups and namespaces and removes namespaces, bridge and cgroups. A lock
+(``flock`` on :data:`LOCK_FILE`) keeps two testbeds apart; the one that takes it removes whatever
+a killed earlier run left behind.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...interrupt import cleanup
+from ...model import Cluster
+from .. import jvm
+from ..errors import StormError
+from .cgroups import CpuCgroups
+from .network import CONTROL_IP, CONTROL_NS, Network, NodeLink, bridge_exists, leftover_namespaces
+
+LOCK_FILE = Path("/run/streamplace-testbed.lock")
+HEADROOM_CORES = 0.5
+ZK_PORT = 2181
+NIMBUS_PORT = 6627
+FIRST_WORKER_PORT = 6700
+CONTROL_GROUP = "control"
+START_TIMEOUT_S = 90.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class TestbedSettings:
+    """Sizes of the testbed's JVMs and its CPU budget."""
+
+    worker_heap_mb: int = 256
+    supervisor_heap_mb: int = 160
+    nimbus_heap_mb: int = 384
+    zookeeper_heap_mb: int = 128
+    cpu_budget: float | None = None  # cores for all nodes together; None: cpu_count - HEADROOM_CORES
+
+    def budget(self) -> float:
+        return self.cpu_budget if self.cpu_budget is not None else max(0.5, (os.cpu_count() or 1) - HEADROOM_CORES)
+
+
+def preflight() -> CpuCgroups:
+    """What the testbed needs from this machine; StormError (one line, exit 2) naming what is missing."""
+    if not sys.platform.startswith("linux"):
+        raise StormError("the Storm testbed needs Linux (network namespaces, tc, cgroups); use --mode embedded")
+    if os.geteuid() != 0:
+        raise StormError("the Storm testbed needs root (network namespaces, tc, cgroups); run as root or use --mode embedded")
+    for tool in ("ip", "tc"):
+        if not shutil.which(tool):
+            raise StormError(f"the Storm testbed needs `{tool}` (iproute2), not found on PATH; use --mode embedded")
+    if subprocess.run(["ip", "netns", "list"], capture_output=True).returncode != 0:
+        raise StormError("the Storm testbed needs network namespaces: `ip netns list` failed; use --mode embedded")
+    groups = CpuCgroups.detect()
+    if groups is None:
+        raise StormError("the Storm testbed needs the cgroup cpu controller (v1 /sys/fs/cgroup/cpu or v2 with cpu "
+                         "in cgroup.controllers); use --mode embedded")
+    return groups
+
+
+def storm_home() -> Path:
+    home = jvm.module_dir() / "storm-home"
+    if not (home / "lib").is_dir() or not (home / "lib-worker").is_dir():
+        raise StormError(f"Storm's distribution layout is not built ({home} missing): run `make storm` (Maven)")
+    return home
+
+
+class Testbed:
+    """A running testbed for ``cluster``; files (confs, logs, ZooKeeper data) under ``work_dir``."""
+
+    def __init__(self, cluster: Cluster, work_dir: Path, plan_dir: Path, settings: TestbedSettings | None = None, *,
+                 log=None):
+        self.cluster = cluster
+        self.work = work_dir
+        self.plan_dir = plan_dir
+        self.settings = settings or TestbedSettings()
+        self.log = log or (lambda message: None)
+        self.links = tuple(NodeLink(i, n.name, float(n.bandwidth)) for i, n in enumerate(cluster.nodes))
+        total = float(sum(n.cores for n in cluster.nodes))
+        self.cpu_scale = min(1.0, self.settings.budget() / total) if total > 0 else 1.0
+        self.node_cpus = {n.name: float(n.cores) * self.cpu_scale for n in cluster.nodes}
+        self.network = Network(self.links)
+        self._groups: CpuCgroups | None = None
+        self._lock = None
+        self._procs: list[subprocess.Popen] = []
+        self._cleanup = None
+
+    # -- what runners need -------------------------------------------------------------------
+    @property
+    def nimbus(self) -> dict:
+        return {"host": CONTROL_IP, "port": NIMBUS_PORT}
+
+    def ports(self, node_index: int) -> list[int]:
+        return [FIRST_WORKER_PORT + k for k in range(int(self.cluster.nodes[node_index].slots))]
+
+    def job_cluster(self) -> list[dict]:
+        """The ``cluster`` entries of a ClusterRunner job file."""
+        return [{"node": link.name, "host": link.ip, "slots": len(self.ports(link.index)), "ports": self.ports(link.index)}
+                for link in self.links]
+
+    def limit_cpu(self, on: bool) -> None:
+        """Apply (or lift) the nodes' CPU quotas."""
+        for link in self.links:
+            self._groups.limit(link.netns, self.node_cpus[link.name] if on else None)
+
+    def counters(self):
+        return self.network.counters()
+
+    # -- life cycle ----------------------------------------------------------------------------
+    def __enter__(self) -> "Testbed":
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def start(self) -> None:
+        groups = preflight()
+        home = storm_home()
+        java = jvm.java()
+        self._take_lock()
+        self._cleanup = cleanup(self.close)
+        self._cleanup.__enter__()   # Ctrl-C while anything below runs still tears down
+        try:
+            self._clean_leftovers(groups)
+            self._groups = groups
+            self.log(f"testbed: {len(self.links)} node namespaces, CPU scale {self.cpu_scale:.3f}")
+            self.network.create()
+            groups.create(CONTROL_GROUP)
+            for link in self.links:
+                groups.create(link.netns)
+            self._start_daemons(java, home)
+        except BaseException:
+            self.close()
+            raise
+
+    def _take_lock(self) -> None:
+        fh = open(LOCK_FILE, "a+")
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.seek(0)
+            holder = fh.read().strip() or "?"
+            fh.close()
+            raise StormError(f"another Storm testbed is running on this machine (pid {holder}, lock {LOCK_FILE})") from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(str(os.getpid()))
+        fh.flush()
+        self._lock = fh
+
+    def _clean_leftovers(self, groups: CpuCgroups) -> None:
+        if leftover_namespaces() or bridge_exists() or groups.parent.exists():
+            self.log("testbed: removing what an earlier, killed testbed run left behind")
+            _teardown(groups)
+
+    def close(self) -> None:
+        """Stop every process and remove namespaces, bridge and cgroups (safe to call twice)."""
+        if self._lock is None:
+            return
+        for proc in self._procs:
+            if proc.poll() is None:
+                proc.terminate()
+        _teardown(self._groups or CpuCgroups.detect())
+        for proc in self._procs:
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        self._procs.clear()
+        if self._cleanup is not None:
+            self._cleanup.__exit__(None, None, None)
+            self._cleanup = None
+        self._lock.close()
+        self._lock = None
+
+    # -- daemons -------------------------------------------------------------------------------
+    def _start_daemons(self, java: str, home: Path) -> None:
+        zk_dir = self.work / "zookeeper"
+        shutil.rmtree(zk_dir, ignore_errors=True)   # fresh ZooKeeper state every run
+        zk_dir.mkdir(parents=True)
+        common = {
+            "storm.zookeeper.servers": [CONTROL_IP], "storm.zookeeper.port": ZK_PORT,
+            "nimbus.seeds": [CONTROL_IP], "nimbus.thrift.port": NIMBUS_PORT,
+            "task.heartbeat.frequency.secs": 1, "executor.metrics.frequency.secs": 2,
+            "worker.childopts": "-Xmx%HEAP-MEM%m -XX:+UseSerialGC -Djava.net.preferIPv4Stack=true",
+            "supervisor.worker.shutdown.sleep.secs": 1,
+        }
+        lib = f"{home}/lib/*"
+        self._daemon(java, home, "zookeeper", CONTROL_NS, CONTROL_GROUP, self.settings.zookeeper_heap_mb, lib,
+                     ["org.apache.storm.shade.org.apache.zookeeper.server.ZooKeeperServerMain", str(ZK_PORT), str(zk_dir)],
+                     conf=None)
+        _await_port(CONTROL_IP, ZK_PORT, "ZooKeeper", self.work / "logs" / "zookeeper.log")
+        nimbus_conf = {**common, "storm.local.dir": str(self.work / "nimbus"), "storm.local.hostname": CONTROL_IP,
+                       "storm.scheduler": "org.streamplace.storm.PlanScheduler", "streamplace.plan.dir": str(self.plan_dir),
+                       "nimbus.monitor.freq.secs": 2, "topology.stats.sample.rate": 1.0}
+        jar = jvm.module_dir() / jvm.JAR
+        self._daemon(java, home, "nimbus", CONTROL_NS, CONTROL_GROUP, self.settings.nimbus_heap_mb, f"{lib}:{jar}",
+                     ["org.apache.storm.daemon.nimbus.Nimbus"], conf=nimbus_conf)
+        for link in self.links:
+            conf = {**common, "storm.local.dir": str(self.work / "nodes" / link.name), "storm.local.hostname": link.ip,
+                    "supervisor.slots.ports": self.ports(link.index), "supervisor.scheduler.meta": {"node": link.name}}
+            self._daemon(java, home, f"supervisor-{link.name}", link.netns, link.netns, self.settings.supervisor_heap_mb,
+                         lib, ["org.apache.storm.daemon.supervisor.Supervisor"], conf=conf)
+        _await_port(CONTROL_IP, NIMBUS_PORT, "Nimbus", self.work / "logs" / "nimbus.log")
+
+    def _daemon(self, java, home, name, netns, group, heap_mb, cp, main, *, conf) -> None:
+        logs = self.work / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        props = [f"-Dstorm.home={home}", f"-Dstorm.log.dir={logs / name}", f"-Dlogfile.name={name}.log",
+                 f"-Dlog4j.configurationFile={home / 'log4j2' / 'cluster.xml'}", f"-Ddaemon.name={name}"]
+        if conf is not None:
+            conf_file = self.work / "conf" / f"{name}.yaml"
+            conf_file.parent.mkdir(parents=True, exist_ok=True)
+            conf_file.write_text(json.dumps(conf, indent=1))   # JSON is YAML
+            props.append(f"-Dstorm.conf.file={conf_file}")
+        cmd = [java, "-server", f"-Xmx{heap_mb}m", "-XX:+UseSerialGC", "-Djava.net.preferIPv4Stack=true",
+               f"-Djava.io.tmpdir={self.work / 'tmp'}", *props, "-cp", cp, *main]
+        (self.work / "tmp").mkdir(exist_ok=True)
+        # join the cgroup first (ip netns exec remounts /sys, hiding it), then the namespace
+        script = 'echo $$ > "$0" && exec ip netns exec "$@"'
+        with open(logs / f"{name}.out", "wb") as out:
+            self._procs.append(subprocess.Popen(["sh", "-c", script, str(self._groups.procs_file(group)), netns, *cmd],
+                                                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                                start_new_session=True))
+
+
+def _teardown(groups: CpuCgroups | None) -> None:
+    """Kill what runs in the testbed's cgroups and namespaces; remove namespaces, bridge, cgroups."""
+    for netns in leftover_namespaces():
+        pids = subprocess.run(["ip", "netns", "pids", netns], capture_output=True, text=True).stdout.split()
+        for pid in pids:
+            try:
+                os.kill(int(pid), 9)
+            except (ProcessLookupError, ValueError):
+                pass
+    if groups is not None:
+        groups.destroy(grace=0.5)
+    Network.destroy()
+
+
+def _await_port(host: str, port: int, what: str, log: Path) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            s.settimeout(0.5)
+            if s.connect_ex((host, port)) == 0:
+                return
+        time.sleep(0.2)
+    raise StormError(f"testbed: {what} did not listen on {host}:{port} within {START_TIMEOUT_S:.0f} s (see {log})")

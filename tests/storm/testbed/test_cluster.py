@@ -1,0 +1,114 @@
+"""The testbed: a real three-node Storm cluster (namespaces, tc, cgroups) runs a topology under a
+plan; Storm's assignment is the plan; the wire counters see the placement; teardown leaves nothing."""
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from streamplace.model import Cluster, Node, Operator, Placement, Stream, Topology
+from streamplace.model.specs import cluster_to_dict, topology_to_dict, write_document
+from streamplace.storm.run import Job, RunSettings, run_jobs
+from streamplace.storm.testbed.cgroups import CpuCgroups
+
+from .conftest import leftovers, netns_exists
+
+CLI = [sys.executable, "-m", "streamplace"]
+
+
+def _bed():
+    """Three spouts feed three sinks by shuffle; 2 kB tuples, so data dominates Storm's framing."""
+    topo = Topology.build("wire", [Operator("S", 3, role="source", source_rate=60.0, tuple_bytes=2000),
+                                   Operator("B", 3, role="sink")], [Stream("S", "B", grouping="shuffle")])
+    cluster = Cluster.build("three", [Node(f"n{i}", 4, slots=1, cores=1) for i in range(3)])
+    return topo, cluster
+
+
+def _placement(nodes):
+    return Placement(node=np.array(nodes), worker=np.zeros(len(nodes), dtype=int))
+
+
+def _named(topo, name):
+    return Topology.build(name, topo.operators, topo.streams)
+
+
+@pytest.fixture(scope="module")
+def runs(testbed_ready, tmp_path_factory):
+    """One testbed, two topologies one after another: spread over the three nodes (S[i], B[i] on
+    node i), then everything on node n0. A leftover namespace and cgroup of a 'killed earlier
+    run' are planted first: the testbed must remove them."""
+    topo, cluster = _bed()
+    subprocess.run(["ip", "netns", "add", "streamplace-n9"], check=True)
+    CpuCgroups.detect().create("streamplace-n9")
+    assert topo.task_labels == ["S[0]", "S[1]", "S[2]", "B[0]", "B[1]", "B[2]"]
+    spread = _placement([0, 1, 2, 0, 1, 2])
+    single = _placement([0] * 6)
+    jobs = [Job("spread", _named(topo, "spread"), spread, 3, monitor=True, duration_s=6),
+            Job("single", _named(topo, "single"), single, 1, monitor=True, duration_s=6)]
+    work = tmp_path_factory.mktemp("testbed")
+    settings = RunSettings(mode="cluster", warmup_s=4, duration_s=6, window_s=2)
+    results = run_jobs(cluster, jobs, settings, work, monitor_dir=work / "monitor")
+    return topo, cluster, {"spread": spread, "single": single}, results, work, leftovers()
+
+
+def test_storms_assignment_is_the_plan(runs):
+    topo, cluster, plans, results, _, _ = runs
+    for name, plan in plans.items():
+        assert results[name]["scheduler_status"].startswith("streamplace: plan applied"), results[name]["scheduler_status"]
+        assert results[name]["assignment"] == plan.to_mapping(topo.task_labels, cluster)
+
+
+def test_one_node_sends_almost_nothing_over_the_wire(runs):
+    _, _, _, results, _, _ = runs
+    spread = sum(results["spread"]["wire"].values())
+    single = sum(results["single"]["wire"].values())
+    assert spread > 100_000, results["spread"]["wire"]   # 2/3 of 2 kB tuples cross: hundreds of kB
+    assert single < 0.05 * spread, (single, spread)
+
+
+def test_wire_bytes_match_the_monitors_cross_node_bytes(runs):
+    from streamplace.storm import records
+    _, _, _, results, work, _ = runs
+    r = results["spread"]
+    traffic = records.traffic_records(work / "monitor", r["measure_start"], r["measure_end"])
+    node_of = {label: where["node"] for label, where in r["assignment"].items()}
+    monitor = records.cross_node_bytes(traffic, node_of)
+    wire = sum(r["wire"].values())
+    assert abs(wire - monitor) <= 0.10 * monitor, (wire, monitor)
+
+
+def test_teardown_leaves_nothing(runs):
+    *_, left = runs
+    assert left == []
+    assert not netns_exists("streamplace-n9")   # the planted leftover went too
+
+
+def test_sigint_mid_run_stops_and_tears_down(testbed_ready, tmp_path):
+    topo, cluster = _bed()
+    write_document(topology_to_dict(topo), tmp_path / "t.yaml")
+    write_document(cluster_to_dict(cluster), tmp_path / "c.yaml")
+    proc = subprocess.Popen([*CLI, "storm", "run", str(tmp_path / "t.yaml"), str(tmp_path / "c.yaml"), "--storm-default",
+                             "--mode", "cluster", "--warmup", "60", "--duration", "10", "-o", str(tmp_path / "out")],
+                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    try:
+        for line in proc.stderr:   # interrupt once the supervisors run (daemons, namespaces, cgroups all exist)
+            if "supervisors up" in line:
+                break
+        assert netns_exists("streamplace-n0")
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        rest = proc.stderr.read()
+        code = proc.wait(timeout=60)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert code == 130, rest
+    assert "streamplace: interrupted" in rest
+    assert took < 10, took
+    assert leftovers() == []
+    assert not (tmp_path / "out").exists()
