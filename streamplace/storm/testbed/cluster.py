@@ -207,7 +207,7 @@ class Testbed:
         common = {
             "storm.zookeeper.servers": [CONTROL_IP], "storm.zookeeper.port": ZK_PORT,
             "nimbus.seeds": [CONTROL_IP], "nimbus.thrift.port": NIMBUS_PORT,
-            "task.heartbeat.frequency.secs": 1, "executor.metrics.frequency.secs": 2,
+            "task.heartbeat.frequency.secs": 1, "executor.metrics.frequency.secs": 1,
             "worker.childopts": "-Xmx%HEAP-MEM%m -XX:+UseSerialGC -Djava.net.preferIPv4Stack=true",
             "supervisor.worker.shutdown.sleep.secs": 1,
         }

@@ -80,6 +80,8 @@ final class JobRunner {
         daemon.put(PlanScheduler.PLAN_DIR, Documents.string(job.get("plan_dir"), "job", "plan_dir"));
         daemon.put(Config.TOPOLOGY_STATS_SAMPLE_RATE, 1.0);
         daemon.put(Config.TASK_HEARTBEAT_FREQUENCY_SECS, 1);   // executors report within a second of starting
+        // executor stats (how the runner sees that every executor runs) are pushed every 60 s by default
+        daemon.put(Config.EXECUTOR_METRICS_FREQUENCY_SECS, 1);
         return daemon;
     }
 
