@@ -238,16 +238,31 @@ def schedule(topology, cluster, name, params, seed, time_limit, output, fmt, pro
         sys.exit(3)
 
 
+COST_MODEL_HELP = ("Cost model file (YAML/JSON, `cost_model:` mapping of constants) for the predicted throughput and "
+                   "latency; default: the bundled model fitted to testbed measurements (docs/performance-model.md).")
+
+
+def cost_model_option(command):
+    return click.option("--cost-model", "cost_model", type=click.Path(), default=None, help=COST_MODEL_HELP)(command)
+
+
+def _cost_model(path):
+    from .evaluate.performance import load_cost_model
+    return load_cost_model(path) if path else None
+
+
 @cli.command()
 @click.argument("topology", type=click.Path())
 @click.argument("cluster", type=click.Path())
 @click.argument("placement", type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--profile", "profile_dir", type=click.Path(), default=None, help=PROFILE_HELP)
-def evaluate(topology, cluster, placement, fmt, profile_dir):
+@cost_model_option
+def evaluate(topology, cluster, placement, fmt, profile_dir, cost_model):
     """Evaluate the PLACEMENT of TOPOLOGY on CLUSTER (a schedule result or a label map)."""
+    model = _cost_model(cost_model)
     problem = _problem(topology, cluster, profile_dir)
-    record = evaluation_record(problem, load_placement(placement, problem.topology, problem.cluster))
+    record = evaluation_record(problem, load_placement(placement, problem.topology, problem.cluster), model=model)
     if fmt == "json":
         click.echo(json.dumps(record, indent=2))
     else:
@@ -265,9 +280,11 @@ def evaluate(topology, cluster, placement, fmt, profile_dir):
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
 @click.option("--profiling", type=click.Path(), default=None, help=PROFILING_HELP)
 @click.option("--profile", "profile_dir", type=click.Path(), default=None, help=PROFILE_HELP)
-def compare(topology, cluster, names, params, seed, time_limit, output, fmt, profiling, profile_dir):
+@cost_model_option
+def compare(topology, cluster, names, params, seed, time_limit, output, fmt, profiling, profile_dir, cost_model):
     """Run several schedulers on TOPOLOGY and CLUSTER and compare their placements."""
-    _guard_output(output, (topology, cluster, profiling, profile_dir))
+    _guard_output(output, (topology, cluster, profiling, profile_dir, cost_model))
+    model = _cost_model(cost_model)
     problem = _problem(topology, cluster, profile_dir)
     chosen = [n.strip() for n in names.split(",") if n.strip()] if names else available()
     per_scheduler: dict[str, dict] = {n: {} for n in chosen}
@@ -280,7 +297,7 @@ def compare(topology, cluster, names, params, seed, time_limit, output, fmt, pro
     records = []
     for sched in schedulers:
         with err_console.status(f"running {sched.name}..."):
-            records.append(result_record(sched.schedule(problem)))
+            records.append(result_record(sched.schedule(problem), model=model))
     if fmt == "json":
         _emit(json.dumps(records, indent=2), output)
     elif fmt == "csv":
@@ -540,13 +557,15 @@ def traffic_cmd(app_name, topology_path, records_path, records_format, time_colu
 @click.option("--time-limit", type=POSITIVE_SECONDS, default=10.0, show_default=True,
               help="Seconds per optimal solve.")
 @click.option("--spark-master", envvar="STREAMPLACE_SPARK_MASTER", default=None, help=SPARK_MASTER_HELP)
-def demo(out_dir, quick, time_limit, spark_master):
+@cost_model_option
+def demo(out_dir, quick, time_limit, spark_master, cost_model):
     """The main job: bundled applications generated, replayed and profiled on Spark, scheduled by every
     scheduler on a homogeneous and a heterogeneous cluster, plus the micro-benchmarks; report in DIR."""
     from .bench.demo import run_demo
     from .profile.spark import SparkUnavailable
     try:
-        run_demo(Path(out_dir), quick=quick, time_limit=time_limit, console=Console(), master=spark_master)
+        run_demo(Path(out_dir), quick=quick, time_limit=time_limit, console=Console(), master=spark_master,
+                 model=_cost_model(cost_model))
     except SparkUnavailable as exc:
         raise UserError(str(exc)) from None
 
@@ -562,11 +581,18 @@ REPRODUCE_PAPERS = ("ischeduler", "t3", "metis", "lf", "throughput")  # = stream
               help="Directory for report.html, PNGs, results.csv/json and summary.md.")
 @click.option("--quick", is_flag=True, help="Reduced sizes (seconds instead of minutes), same steps.")
 @click.option("--time-limit", type=SECONDS, default=10.0, show_default=True, help="Seconds per optimal solve.")
-def reproduce(papers, out_dir, quick, time_limit):
+@cost_model_option
+@click.option("--testbed", "testbed_runs", type=click.Path(), default=None,
+              help="A testbed campaign (DIR or DIR/runs.jsonl of benchmarks/storm_testbed.py): score [I]/[T3] Sec. 6 "
+                   "statements against its measured throughput too (statements-testbed.json, a report section).")
+def reproduce(papers, out_dir, quick, time_limit, cost_model, testbed_runs):
     """The papers' comparisons rebuilt from our implementations, beside the published numbers."""
     from .bench.reproduce import reproduce as run_reproduce
     chosen = REPRODUCE_PAPERS if "all" in papers else tuple(dict.fromkeys(papers))
-    run_reproduce(chosen, Path(out_dir), quick=quick, time_limit=time_limit, console=Console())
+    from .bench.reproduce.measured import load_runs
+    runs = load_runs(testbed_runs) if testbed_runs else None
+    run_reproduce(chosen, Path(out_dir), quick=quick, time_limit=time_limit, console=Console(),
+                  model=_cost_model(cost_model), testbed_runs=runs)
 
 
 @cli.command("sweep")

@@ -79,6 +79,7 @@ from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ..evaluate.performance import CostModel
 from ..evaluate.records import records_to_csv, result_record
 from ..model import Cluster, Problem, Topology
 from ..model.profiling import Profiling, derive_profiling
@@ -91,6 +92,7 @@ from ..schedulers.throughput import operator_flows
 from ..workloads import microbench, runtime
 from ..workloads.applications import APPLICATIONS, application, write_records
 from .report import ordered, write_report
+from .storm_step import run_storm_step, storm_summary
 from .reproduce.core import ols
 
 
@@ -105,7 +107,7 @@ FULL = Sizes(tuple(APPLICATIONS), None, (10, 20, 30))
 QUICK = Sizes(("page-view", "trending-topics"), 5_000, (10, 14))
 WINDOW_SECONDS = 10.0
 SLACK = 1.25
-STEPS = ("data", "traffic", "profile", "applications", "micro-benchmarks", "report")
+STEPS = ("data", "traffic", "profile", "applications", "micro-benchmarks", "storm", "report")
 
 
 # ---------------------------------------------------------------------------- inputs
@@ -203,6 +205,8 @@ class DemoRun:
     steps: dict[str, float] = field(default_factory=dict)
     applications: dict[str, dict] = field(default_factory=dict)
     spark_master: str = ""
+    model: CostModel | None = None   # --cost-model (None: the bundled default)
+    storm: dict | None = None        # the storm step's run.json
 
 
 class _Steps:
@@ -355,7 +359,7 @@ def schedule_all(instances: list[Instance], out_dir: Path, steps: _Steps, run: D
                     context["n_tasks"] = result.problem.topology.n_tasks
                     context["parallelism"] = {op.name: op.parallelism for op in result.problem.topology.operators}
                     files = _own_job_files(out_dir, inst, result)
-                run.records.append({**context, **result_record(result), **files})
+                run.records.append({**context, **result_record(result, model=run.model), **files})
             steps.advance()
 
 
@@ -470,7 +474,7 @@ def _scheduler_seconds(records: list[dict]) -> dict[str, float]:
 
 
 def run_demo(out_dir: Path, *, quick: bool = False, time_limit: float = 10.0, console: Console | None = None,
-             spark=None, master: str | None = None) -> DemoRun:
+             spark=None, master: str | None = None, model: CostModel | None = None, storm: bool = True) -> DemoRun:
     """The main job into ``out_dir``. ``spark``: the session to use; without it, the session running
     in this process if any (and ``master`` is None or its master), else a new one on ``master``
     (default ``local[*]``), stopped after the profiling steps."""
@@ -482,12 +486,12 @@ def run_demo(out_dir: Path, *, quick: bool = False, time_limit: float = 10.0, co
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     sizes = QUICK if quick else FULL
-    run = DemoRun(out_dir)
+    run = DemoRun(out_dir, model=model)
     began = time.perf_counter()
     n_micro = len(microbench.LAYOUTS) * len(microbench.CLUSTER_PRESETS) * len(sizes.microbench)
     n_apps = len(sizes.applications)
     totals = {"data": n_apps, "traffic": n_apps, "profile": n_apps, "applications": n_apps * 2 * len(available()),
-              "micro-benchmarks": n_micro * len(available()), "report": 1}
+              "micro-benchmarks": n_micro * len(available()), "storm": 2 if storm else 0, "report": 1}
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console) as progress:
         steps = _Steps(progress, run, totals)
@@ -506,6 +510,17 @@ def run_demo(out_dir: Path, *, quick: bool = False, time_limit: float = 10.0, co
         steps.start("micro-benchmarks")
         schedule_all(microbench_instances(out_dir, sizes.microbench), out_dir, steps, run, time_limit=time_limit)
         steps.done(f"{n_micro} instances, sizes {', '.join(map(str, sizes.microbench))}")
+        if storm:
+            steps.start("storm")
+            steps.item("the recommended placement and even's on Storm")
+
+            def storm_log(line: str) -> None:
+                if line.startswith("storm: measured"):
+                    steps.advance()
+                else:
+                    progress.console.print(line, markup=False, highlight=False)
+            run.storm = run_storm_step(run.records, out_dir, problem_from_files, model=model, log=storm_log)
+            steps.done(storm_summary(run.storm))
         steps.start("report")
         steps.item("results.json, results.csv, report.html, PNGs")
         _write_outputs(run, out_dir, quick=quick, wall=time.perf_counter() - began)
@@ -516,7 +531,7 @@ def run_demo(out_dir: Path, *, quick: bool = False, time_limit: float = 10.0, co
         "quick": quick, "time_limit": time_limit, "spark_master": run.spark_master, "wall_seconds": round(wall, 3),
         "steps": {k: round(v, 3) for k, v in run.steps.items()}, "scheduler_seconds": _scheduler_seconds(run.records),
         "schedulers": available(), "applications": run.applications, "microbench_sizes": list(sizes.microbench),
-        "skipped": run.skipped,
+        "skipped": run.skipped, "storm": run.storm,
     }, indent=1) + "\n")
     _print_whole(console, summary_table(run.records))
     where = ", ".join(f"{k} {v:.0f} s" for k, v in run.steps.items())

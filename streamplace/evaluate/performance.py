@@ -37,7 +37,7 @@ the topology (routing needs the grouping), so a measured ``problem.graph`` is no
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import partial
 from types import MappingProxyType
 from typing import Mapping
@@ -80,10 +80,17 @@ class CostModel:
     #: per-core speed of each machine type relative to the reference machine (unlisted = 1):
     #: heterogeneous CPUs as in [N] Table 2.
     machine_speed: Mapping[str, float] = field(default_factory=dict)
+    #: CPU s per tuple that every task pays on top of its operator's own work: the engine's
+    #: per-tuple cost (executor queue hand-off, emit and routing, task hooks). 0 in the analytic
+    #: model; the testbed fit measures it.
+    task_cpu_per_tuple: float = 0.0
+    #: cores each worker process uses whatever its load (heartbeats, Netty and system threads,
+    #: idle executors' wait strategy); subtracted from its node's CPU capacity. 0 analytically.
+    worker_cpu: float = 0.0
 
     def __post_init__(self):
         for name in ("default_cpu_per_tuple", "ser_cpu_per_tuple", "ser_cpu_per_byte", "header_bytes",
-                     "hop_ms_same_worker", "hop_ms_other_worker", "hop_ms_other_node"):
+                     "hop_ms_same_worker", "hop_ms_other_worker", "hop_ms_other_node", "task_cpu_per_tuple", "worker_cpu"):
             value = getattr(self, name)
             if not np.isfinite(value) or value < 0:
                 raise ValueError(f"CostModel.{name} must be a finite number >= 0, got {value}")
@@ -97,6 +104,44 @@ class CostModel:
     def speeds(self, cluster: Cluster) -> np.ndarray:
         """Per-node core speed."""
         return np.array([self.machine_speed.get(n.machine_type, 1.0) for n in cluster.nodes])
+
+    def to_dict(self) -> dict:
+        return {f.name: (dict(getattr(self, f.name)) if f.name == "machine_speed" else getattr(self, f.name))
+                for f in fields(self)}
+
+
+def _number(value, path, field_path: str) -> float:
+    """A number, also written as YAML 1.1 reads ``1e-5`` (a string)."""
+    from ..model.specs import SpecError
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            pass
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise SpecError(path, field_path, f"must be a number, got {value!r}")
+    return float(value)
+
+
+def load_cost_model(path) -> CostModel:
+    """A cost model file (``--cost-model FILE``): YAML or JSON with a ``cost_model`` mapping of
+    :class:`CostModel` fields (omitted ones keep their defaults) and optional ``provenance``.
+    Unknown or invalid fields are a :class:`~streamplace.model.specs.SpecError` naming them."""
+    from ..model.specs import SpecError, read_document
+    doc = read_document(path)
+    values = doc.get("cost_model") if isinstance(doc, dict) else None
+    if not isinstance(values, dict):
+        raise SpecError(path, "cost_model", "missing: expected a mapping of cost model constants")
+    known = {f.name for f in fields(CostModel)}
+    numbers = {}
+    for key, value in values.items():
+        if key not in known:
+            raise SpecError(path, f"cost_model.{key}", f"unknown constant (known: {', '.join(sorted(known))})")
+        numbers[key] = value if key == "machine_speed" else _number(value, path, f"cost_model.{key}")
+    try:
+        return CostModel(**numbers)
+    except (TypeError, ValueError) as exc:
+        raise SpecError(path, "cost_model", str(exc)) from None
 
 
 @dataclass(frozen=True, eq=False)
@@ -319,10 +364,11 @@ def predict(problem: Problem, placement: Placement, model: CostModel = CostModel
     node = placement.node
     in_rate, flows = routed_flows(topo, placement.slot_ids(cluster))
     hops = stream_hops(topo, placement, cluster, flows, model)
-    task_cpu = cpu_per_tuple(topo, cluster, model)[topo.operator_of_task, node]
+    task_cpu = cpu_per_tuple(topo, cluster, model)[topo.operator_of_task, node] + model.task_cpu_per_tuple
     cpu, nic_in, nic_out = node_demands(node, cluster.n_nodes, task_cpu, in_rate, hops)
     speed = model.speeds(cluster)
-    cpu_capacity = np.array([n.cores for n in cluster.nodes], dtype=float) * speed
+    workers = placement.workers_used(cluster)
+    cpu_capacity = np.maximum(0.0, np.array([n.cores for n in cluster.nodes], dtype=float) - model.worker_cpu * workers) * speed
     bandwidth = np.array([n.bandwidth for n in cluster.nodes], dtype=float)
     names = [n.name for n in cluster.nodes]
     max_scale, bottleneck = sustainable_scale(cpu, cpu_capacity, np.maximum(nic_in, nic_out), bandwidth, names)

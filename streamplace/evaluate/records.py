@@ -16,11 +16,13 @@ METRIC_KEYS = ("inter_node_cost", "inter_worker_cost", "intra_worker_traffic", "
                "throughput", "bottleneck", "latency_ms")
 
 
-def evaluation_record(problem: Problem, placement: Placement, *, include_placement: bool = True) -> dict:
+def evaluation_record(problem: Problem, placement: Placement, *, include_placement: bool = True,
+                      model: performance.CostModel | None = None) -> dict:
+    """Metric keys of ``placement``; the performance keys under ``model`` (default: the bundled one)."""
     record = metrics.summary(problem, placement)
     record["cohesion"] = metrics.cohesion(problem, placement)
     record["coupling"] = metrics.coupling(problem, placement)
-    record.update(performance.predict(problem, placement).summary())
+    record.update(performance.predict(problem, placement, model or performance.CostModel()).summary())
     record["valid"] = not placement.violations(problem.graph.loads, problem.cluster)
     _undefined_to_none(record)
     if include_placement:
@@ -28,12 +30,13 @@ def evaluation_record(problem: Problem, placement: Placement, *, include_placeme
     return record
 
 
-def result_record(result: ScheduleResult, *, include_placement: bool = True) -> dict:
+def result_record(result: ScheduleResult, *, include_placement: bool = True,
+                  model: performance.CostModel | None = None) -> dict:
     """``scheduler``, ``status``, metric keys, ``lower_bound``, ``seconds``, ``placement``..."""
     record = {"scheduler": result.scheduler, "status": result.status, "seconds": result.seconds,
               "lower_bound": result.lower_bound, "message": result.message, "params": result.params}
     if result.placement is not None:
-        record.update(evaluation_record(result.problem, result.placement, include_placement=include_placement))
+        record.update(evaluation_record(result.problem, result.placement, include_placement=include_placement, model=model))
     else:
         record.update({k: None for k in METRIC_KEYS})
         record["valid"] = False

@@ -114,6 +114,8 @@ def run_jobs(cluster: Cluster, jobs: Sequence[Job], settings: RunSettings, work_
     """
     java = jvm.java()
     cp = jvm.classpath()
+    work_dir = Path(work_dir).resolve()   # Storm's daemons and workers run in other directories
+    monitor_dir = Path(monitor_dir).resolve() if monitor_dir is not None else None
     work_dir.mkdir(parents=True, exist_ok=True)
     plan_dir = work_dir / "plans"
     plan_dir.mkdir(exist_ok=True)
@@ -128,6 +130,8 @@ def run_jobs(cluster: Cluster, jobs: Sequence[Job], settings: RunSettings, work_
         conf = {"streamplace.seed": settings.seed, **job.conf}
         if settings.mode == "cluster":  # the JVM honours the last -Xmx (Storm's own is 128 MB per executor)
             conf.setdefault("topology.worker.childopts", f"-Xmx{settings.worker_heap_mb}m")
+            # each worker's log pump: a JVM of its own, kept cheap to start (C1 only) on a small machine
+            conf.setdefault("topology.worker.logwriter.childopts", "-Xmx64m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
         job_entries.append({
             "name": job.name, "topology": str(topo_file), "workers": job.workers, "ackers": settings.ackers,
             "load_aware": settings.load_aware, "window_s": settings.window_s,

@@ -220,3 +220,20 @@ def test_summary_marks_the_best_within_capacity_of_the_same_job():
     assert cost == ["10", "-", "6*", "2†", "4!", "6*"]       # lf over capacity, throughput another job: not best
     assert thr == ["2M", "-", "1M", "2.5M*", "3M!", "1.5M"]   # throughput competes on throughput
     assert time == ["0.50", "0.01", "0.20*", "0.30", "0.10", "1.00"]  # lf and online: not within capacity
+
+
+def test_ends_with_the_recommended_placement_and_even_run_on_storm(demo):
+    from streamplace.bench.storm_step import recommended, testbed_or_reason
+    out, records, run, stdout = demo
+    storm = run["storm"]
+    mode, why = testbed_or_reason()
+    assert storm["mode"] == mode and (storm["why_not_testbed"] or "") == why
+    best = recommended([r for r in records if (r["workload"], r["cluster"]) == (storm["workload"], storm["cluster"])])
+    assert [j["scheduler"] for j in storm["jobs"]] == [best["scheduler"], "even"]
+    assert storm["jobs"][0]["workers"] == storm["jobs"][1]["workers"]   # even gets the plan's worker count
+    for job in storm["jobs"]:
+        assert job["plan_matches"], job                  # Storm ran exactly the placement
+        assert job["throughput"] > 0 and job["predicted_throughput"] > 0
+        if mode == "cluster":
+            assert job["wire_inter_node_bytes_per_s"] >= 0
+    assert (out / "storm" / "run.json").exists() and not (out / "storm" / "work").exists()

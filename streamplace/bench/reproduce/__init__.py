@@ -32,7 +32,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ...evaluate.records import records_to_csv
 from ...model.specs import atomic_write_text
 from ..report import Section, html_report, summary_table
-from . import lf, metis, microbench, testbed, throughput
+from . import lf, measured, metis, microbench, testbed, throughput
 from .core import VERDICTS, Check, PaperResult, Run, tally, verdict_text
 from .reported import TABLES, Reported
 from .summary import BEFORE_ISSUE_17, LEGEND, counts_text, markdown, now_counts
@@ -114,8 +114,11 @@ def reported_table(table: dict[str, Reported], *, title: str):
 
 
 def reproduce(papers, out_dir: Path, *, quick: bool = False, time_limit: float = 10.0,
-              console: Console | None = None) -> list[PaperResult]:
-    """Run ``papers`` (names of :data:`PAPERS`), write every output file to ``out_dir``."""
+              console: Console | None = None, model=None, testbed_runs: list[dict] | None = None) -> list[PaperResult]:
+    """Run ``papers`` (names of :data:`PAPERS`), write every output file to ``out_dir``; ``model``
+    (a :class:`~streamplace.evaluate.performance.CostModel`) replaces the default cost model;
+    ``testbed_runs`` (a testbed campaign's records) adds the [I]/[T3] Sec. 6 statements scored
+    against the measured throughput (``statements-testbed.json`` and a report section)."""
     unknown = [p for p in papers if p not in REGISTRY]
     if unknown:
         raise ValueError(f"unknown paper {unknown[0]!r} (expected one of {', '.join(PAPERS)})")
@@ -126,7 +129,7 @@ def reproduce(papers, out_dir: Path, *, quick: bool = False, time_limit: float =
     results = []
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console) as progress:
-        run = Run(quick=quick, time_limit=time_limit, progress=progress)
+        run = Run(quick=quick, time_limit=time_limit, progress=progress, model=model)
         for key in papers:
             t0 = time.perf_counter()
             res = REGISTRY[key].run(run, out_dir)
@@ -141,6 +144,7 @@ def reproduce(papers, out_dir: Path, *, quick: bool = False, time_limit: float =
     generated = datetime.now(timezone.utc)
     atomic_write_text(out_dir / "summary.md", markdown(results, REGISTRY, wall=wall, quick=quick, generated=generated))
     sections = []
+    measured_checks: list[Check] = []
     for res in results:
         paper = REGISTRY[res.paper]
         verdicts = verdict_text(res.checks)
@@ -148,6 +152,15 @@ def reproduce(papers, out_dir: Path, *, quick: bool = False, time_limit: float =
                                 tables=[checks_table(res.checks, paper.alt_label, title="published statements beside ours"),
                                         reported_table(TABLES[res.paper], title="values the paper reports")]))
         sections += res.sections
+        if testbed_runs is not None and res.paper in measured.PAPERS:
+            mine = measured.checks(res.paper, testbed_runs)
+            measured_checks += mine
+            sections.append(Section(f"{res.title}: measured on the Storm testbed",
+                                    text=f"Verdicts: {verdict_text(mine)}. {measured.READING}; {len(testbed_runs)} runs.",
+                                    tables=[checks_table(mine, "", title="published statements beside the testbed's")]))
+    if testbed_runs is not None:
+        atomic_write_text(out_dir / "statements-testbed.json",
+                          json.dumps([c.statement("") for c in measured_checks], indent=1) + "\n")
     html_report("streamplace reproduce: the papers' comparisons", sections, out_path=out_dir / "report.html",
                 intro=f"{len(records)} results from {len(results)} paper(s) in {wall:.0f} s"
                       f"{' (quick sizes)' if quick else ''}.\n\n{LEGEND.replace('**', '')}", generated=generated)

@@ -106,10 +106,11 @@ class PaperResult:
 class Run:
     """Options, progress and the record cache of one ``reproduce`` invocation."""
 
-    def __init__(self, *, quick: bool = False, time_limit: float = 10.0, progress=None):
+    def __init__(self, *, quick: bool = False, time_limit: float = 10.0, progress=None, model=None):
         self.quick = quick
         self.time_limit = time_limit
         self.progress = progress
+        self.model = model or performance.CostModel()   # --cost-model, else the bundled default
         self._cache: dict[tuple, tuple[dict, object]] = {}
 
     def task(self, description: str, total: int):
@@ -132,13 +133,13 @@ class Run:
                *, model: performance.CostModel | None = None) -> dict:
         """The record of ``scheduler`` on ``problem`` with ``context`` keys first (cached by ``key``).
 
-        With ``model`` the performance keys (``throughput``, ``bottleneck``, ``latency_ms``) come
-        from that cost model instead of the default one, ``cost_model`` says so, and
+        The performance keys (``throughput``, ``bottleneck``, ``latency_ms``) come from the run's
+        cost model; with ``model`` from that one instead, ``cost_model`` says so, and
         ``latency_light_ms`` is the latency at the workload's nominal (unit) offered load.
         """
         if key not in self._cache:
             result = scheduler.schedule(problem) if isinstance(scheduler, Scheduler) else scheduler(problem)
-            rec = result_record(result)
+            rec = result_record(result, model=self.model)
             if model is not None and result.placement is not None:
                 rec.update(predicted(result.problem, result.placement, model))
             self._cache[key] = (rec, result)

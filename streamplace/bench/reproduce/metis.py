@@ -41,8 +41,7 @@ F_ONLINE = {"alfa": 0.0, "beta": 0.5, "gamma": 1.1}
 NAMES = {"even": "Default", "online": "Greedy", "metis": "Metis"}
 
 
-def acking_demand(problem: Problem, placement: Placement, perf: performance.Performance,
-                  model: performance.CostModel = performance.CostModel()):
+def acking_demand(problem: Problem, placement: Placement, perf: performance.Performance, model: performance.CostModel):
     """Per-node ``(cpu, nic_in, nic_out)`` of Storm's acking at unit offered load (module doc)."""
     topo, n = problem.topology, problem.cluster.n_nodes
     node = placement.node
@@ -58,11 +57,11 @@ def acking_demand(problem: Problem, placement: Placement, perf: performance.Perf
     return cpu, cross * recv * wire, cross * send * wire
 
 
-def fischer_keys(problem: Problem, placement: Placement, acking: bool) -> dict:
+def fischer_keys(problem: Problem, placement: Placement, acking: bool, model: performance.CostModel) -> dict:
     """``spout_throughput``, ``spout_throughput_acking`` and ``network_bytes_per_tuple``."""
-    perf = performance.predict(problem, placement)
+    perf = performance.predict(problem, placement, model)
     spouts = fischer.spout_rate(problem.topology)
-    cpu, nic_in, nic_out = (acking_demand(problem, placement, perf) if acking else (0.0, 0.0, 0.0))
+    cpu, nic_in, nic_out = (acking_demand(problem, placement, perf, model) if acking else (0.0, 0.0, 0.0))
     names = [nd.name for nd in problem.cluster.nodes]
     scale, _ = performance.sustainable_scale(perf.cpu_demand + cpu, perf.cpu_capacity,
                                              np.maximum(perf.nic_in + nic_in, perf.nic_out + nic_out),
@@ -88,7 +87,7 @@ def records(run: Run) -> list[dict]:
             rec = run.record(key, inst.problem, scheduler, context)
             result = run.result(key)
             if result.placement is not None:
-                rec.update(fischer_keys(inst.problem, result.placement, fischer.ACKING[inst.layout]))
+                rec.update(fischer_keys(inst.problem, result.placement, fischer.ACKING[inst.layout], run.model))
             out.append(rec)
     return _with_reduction(out)
 

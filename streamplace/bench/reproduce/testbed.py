@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import math
 
-from ...evaluate.performance import CostModel
 from ...model import Problem
 from ...schedulers import make_scheduler
 from ...workloads import runtime
@@ -42,7 +41,6 @@ from .core import (OLS_RELAX_WHY, Check, Run, fmt_pct, gain_verdict, ols, pct, r
                    tolerance_text, verdict_text)
 from .reported import ISCHEDULER, T3
 
-COST_MODEL = CostModel()
 TABLES = {"ischeduler": ISCHEDULER, "t3": T3}
 ABOVE = (0.0, math.inf)  # "above" without a number
 NAMES = {"ischeduler": "I-Scheduler", "t3": "T3", "rstorm": "R-Storm", "online": "OLS"}
@@ -74,7 +72,7 @@ def records(run: Run, paper: str) -> list[dict]:
             context = {"paper": paper, "experiment": sc.kind, "workload": sc.workload, "cluster": sc.cluster,
                        "scheduler": label}
             out.append(run.record(("testbed", sc.kind, sc.workload, sc.cluster, label), override or problem, scheduler,
-                                  context, model=COST_MODEL))
+                                  context, model=run.model))
     return out
 
 

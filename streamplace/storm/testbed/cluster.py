@@ -82,6 +82,12 @@ def preflight() -> CpuCgroups:
     return groups
 
 
+def cpu_scale(cluster: Cluster, budget: float) -> float:
+    """The one factor on every node's cores: ``min(1, budget / total cores)`` (module doc)."""
+    total = float(sum(n.cores for n in cluster.nodes))
+    return min(1.0, budget / total) if total > 0 else 1.0
+
+
 def storm_home() -> Path:
     home = jvm.module_dir() / "storm-home"
     if not (home / "lib").is_dir() or not (home / "lib-worker").is_dir():
@@ -95,13 +101,12 @@ class Testbed:
     def __init__(self, cluster: Cluster, work_dir: Path, plan_dir: Path, settings: TestbedSettings | None = None, *,
                  log=None):
         self.cluster = cluster
-        self.work = work_dir
-        self.plan_dir = plan_dir
+        self.work = Path(work_dir).resolve()   # the daemons and workers run in other directories
+        self.plan_dir = Path(plan_dir).resolve()
         self.settings = settings or TestbedSettings()
         self.log = log or (lambda message: None)
         self.links = tuple(NodeLink(i, n.name, float(n.bandwidth)) for i, n in enumerate(cluster.nodes))
-        total = float(sum(n.cores for n in cluster.nodes))
-        self.cpu_scale = min(1.0, self.settings.budget() / total) if total > 0 else 1.0
+        self.cpu_scale = cpu_scale(cluster, self.settings.budget())
         self.node_cpus = {n.name: float(n.cores) * self.cpu_scale for n in cluster.nodes}
         self.network = Network(self.links)
         self._groups: CpuCgroups | None = None

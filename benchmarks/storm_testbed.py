@@ -1,0 +1,92 @@
+"""Measurement campaign on the Storm testbed: every scheduler's placement of the [I]/[T3] Sec. 6
+experiments, run on a real multi-process Storm cluster (needs root: network namespaces, tc, cgroups).
+
+    .venv/bin/python benchmarks/storm_testbed.py --quick -o out/campaign          # 3 experiments
+    .venv/bin/python benchmarks/storm_testbed.py --reps 3 -o out/campaign-full    # all 10
+
+Writes DIR/runs.jsonl (one record per run, appended as runs finish: see
+streamplace.bench.campaign) and DIR/summary.json, and prints per experiment the measured
+throughput per scheduler (mean, sd, coefficient of variation, runs) beside the cost model's
+prediction, the two rankings with Kendall's tau, and measured against predicted inter-node bytes.
+``--summary-only`` prints the tables of an existing DIR/runs.jsonl without running anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+from streamplace.bench import campaign
+from streamplace.evaluate.performance import CostModel
+from streamplace.storm.run import RunSettings
+
+
+def summary(runs: list[dict]) -> dict:
+    stats = campaign.cell_stats(runs)
+    ranks = campaign.rankings(runs)
+    pred = {(r["experiment"], r["scheduler"]): r for r in runs}
+    wire = campaign.cell_stats(runs, "wire_inter_node_bytes_per_s")
+    predicted_wire = campaign.cell_stats(runs, "predicted_inter_node_bytes_per_s")
+    out = {}
+    for exp, rank in ranks.items():
+        rows = []
+        for s in rank["measured"]:
+            st = stats[(exp, s)]
+            rows.append({"scheduler": s, **st, "predicted": pred[(exp, s)]["predicted_throughput"],
+                         "wire_bytes_per_s": wire[(exp, s)]["mean"], "predicted_bytes_per_s": predicted_wire[(exp, s)]["mean"]})
+        out[exp] = {"rows": rows, **rank}
+    cvs = [st["cv"] for st in stats.values() if math.isfinite(st["cv"])]
+    return {"experiments": out, "runs": len(runs), "median_cv": float(sorted(cvs)[len(cvs) // 2]) if cvs else None}
+
+
+def print_summary(s: dict) -> None:
+    for exp, e in s["experiments"].items():
+        print(f"\n== {exp}   Kendall tau (measured vs model ranking) = {e['kendall_tau']:+.2f}")
+        print(f"{'scheduler':22} {'measured t/s':>13} {'sd':>9} {'cv':>6} {'n':>3} {'model t/s':>12} "
+              f"{'wire kB/s':>10} {'model kB/s':>10}")
+        for r in e["rows"]:
+            cv = f"{r['cv']:.1%}" if math.isfinite(r["cv"]) else "-"
+            sd = f"{r['sd']:,.0f}" if math.isfinite(r["sd"]) else "-"
+            print(f"{r['scheduler']:22} {r['mean']:13,.0f} {sd:>9} {cv:>6} {r['n']:3d} {r['predicted']:12,.0f} "
+                  f"{r['wire_bytes_per_s'] / 1e3:10,.1f} {r['predicted_bytes_per_s'] / 1e3:10,.1f}")
+        print("measured ranking:", " > ".join(e["measured"]))
+        print("model ranking:   ", " > ".join(e["model"]))
+    print(f"\n{s['runs']} runs; median coefficient of variation of a cell: "
+          f"{s['median_cv']:.1%}" if s["median_cv"] is not None else f"\n{s['runs']} runs")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("-o", "--output", type=Path, default=Path("out/campaign"))
+    ap.add_argument("--quick", action="store_true", help=f"only {', '.join(campaign.QUICK_WORKLOADS)}")
+    ap.add_argument("--experiments", nargs="*", help="<workload> or <workload>@<cluster> (default: all ten)")
+    ap.add_argument("--reps", type=int, default=2)
+    ap.add_argument("--warmup", type=float, default=10.0)
+    ap.add_argument("--duration", type=float, default=20.0)
+    ap.add_argument("--window", type=float, default=10.0)
+    ap.add_argument("--summary-only", action="store_true")
+    args = ap.parse_args()
+    runs_file = args.output / "runs.jsonl"
+    if not args.summary_only:
+        if runs_file.exists():
+            print(f"{runs_file} exists: choose another -o, or --summary-only", file=sys.stderr)
+            return 2
+        names = list(campaign.QUICK_WORKLOADS) if args.quick else args.experiments
+        settings = RunSettings(duration_s=args.duration, warmup_s=args.warmup, window_s=args.window, mode="cluster")
+        began = time.monotonic()
+        campaign.run_campaign(args.output, campaign.experiments(names), reps=args.reps, settings=settings,
+                              model=CostModel())
+        print(f"campaign wall time: {time.monotonic() - began:.0f} s")
+    runs = [json.loads(line) for line in runs_file.read_text().splitlines() if line.strip()]
+    s = summary(runs)
+    (args.output / "summary.json").write_text(json.dumps(s, indent=1) + "\n")
+    print_summary(s)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

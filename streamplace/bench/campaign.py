@@ -1,0 +1,244 @@
+"""The testbed measurement campaign: [I]/[T3] Sec. 6 experiments run on the Storm testbed.
+
+Experiments are :func:`streamplace.workloads.runtime.scenarios` (runtime-size linear, diamond and
+star micro-benchmarks in the I/O- and CPU-intensive configuration; smart-home and frequent-routes
+on a homogeneous and a heterogeneous cluster). Every scheduler of :data:`SCHEDULERS` places each
+experiment once (the baselines as the papers ran them: OLS with the papers' limits, I-Scheduler
+with theta 1 s and 0); each placement then runs ``reps`` times on the testbed of
+:mod:`streamplace.storm.testbed`, one job at a time, the order shuffled anew for every
+repetition so that no scheduler's runs sit in a row and drift of the machine spreads over all.
+
+Operating point: the spouts are saturated (every spout task asked for :data:`SATURATED_RATE`
+tuples/s; back-pressure holds them to what the placement sustains), so the measured rate is the
+placement's sustainable throughput, the figure the performance model predicts. The papers' own
+runs used Storm 1.x with acking and ``max.spout.pending``, where throughput also depends on
+latency; that operating point is not run here (no ackers: 0 acker executors).
+
+Measured per run (the papers' method: tuples executed per bolt task per 10-s period, warm-up
+discarded): ``per_bolt_task_10s``; ``throughput`` = tuples executed per second summed over all
+tasks (a spout's executed = what it emitted: the model's throughput); end-to-end latency from the
+tuples' emit time; inter-node bytes on the wire and by the monitor. Predicted beside it: the
+cost model's throughput and inter-node bytes on the testbed's scaled cluster
+(:func:`~streamplace.evaluate.fit.scaled_cluster`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import random
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..evaluate.fit import scaled_cluster
+from ..evaluate.performance import CostModel, predict
+from ..model import Placement, Problem, Topology
+from ..schedulers import make_scheduler
+from ..storm import records
+from ..storm.plans import workers_of
+from ..storm.run import Job, RunSettings, run_jobs
+from ..storm.testbed import TestbedSettings
+from ..workloads import runtime
+from .reproduce.core import OLS_RELAX
+
+#: (label, scheduler name, parameters): every system of [I]/[T3] Sec. 6 and the project's own.
+SCHEDULERS = (
+    ("even", "even", {}),
+    ("online", "online", dict(OLS_RELAX)),
+    ("rstorm", "rstorm", {}),
+    ("metis", "metis", {}),
+    ("t3", "t3", {}),
+    ("ischeduler", "ischeduler", {"theta": 1.0}),
+    ("ischeduler (theta=0)", "ischeduler", {"theta": 0.0}),
+    ("lf", "lf", {}),
+    ("optimal", "optimal", {"time_limit": 10.0}),
+)
+SATURATED_RATE = 50_000.0  # tuples/s asked of every spout task: far above what 2 cores sustain
+QUICK_WORKLOADS = ("linear-io", "diamond-cpu", "smart-home@2high+4low")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One experiment x scheduler: the placement to run (None: the scheduler found none)."""
+
+    experiment: str    # "<workload>@<cluster>"
+    kind: str          # micro-io, micro-cpu or the application's name
+    scheduler: str
+    problem: Problem
+    placement: Placement | None
+    reason: str = ""
+
+
+def experiments(names: Sequence[str] | None = None) -> list[runtime.Scenario]:
+    """The runtime scenarios, all or those named ``<workload>`` / ``<workload>@<cluster>``."""
+    scenarios = runtime.scenarios()
+    if not names:
+        return scenarios
+    chosen = [s for s in scenarios if s.topology.name in names or f"{s.workload}@{s.cluster}" in names
+              or f"{s.topology.name}@{s.cluster}" in names]
+    unknown = set(names) - {s.topology.name for s in chosen} - {f"{s.workload}@{s.cluster}" for s in chosen} \
+        - {f"{s.topology.name}@{s.cluster}" for s in chosen}
+    if unknown:
+        known = ", ".join(f"{s.topology.name}@{s.cluster}" for s in scenarios)
+        raise ValueError(f"unknown experiment {sorted(unknown)[0]!r} (known: {known})")
+    return chosen
+
+
+def saturated(topology: Topology, rate: float = SATURATED_RATE) -> Topology:
+    """The topology with every source asking for ``rate`` tuples/s per task."""
+    ops = [dataclasses.replace(op, source_rate=rate * op.parallelism) if op.role == "source" else op
+           for op in topology.operators]
+    return Topology.build(topology.name, ops, topology.streams)
+
+
+def plan(scenarios: Sequence[runtime.Scenario], schedulers=SCHEDULERS) -> list[Cell]:
+    cells = []
+    for sc in scenarios:
+        problem = Problem.from_topology(sc.topology, runtime.named_cluster(sc.cluster))
+        for label, name, params in schedulers:
+            try:
+                result = make_scheduler(name, dict(params)).schedule(problem)
+            except ValueError as exc:  # the scheduler's model does not cover this topology
+                cells.append(Cell(f"{sc.topology.name}@{sc.cluster}", sc.kind, label, problem, None, str(exc)))
+                continue
+            cells.append(Cell(f"{sc.topology.name}@{sc.cluster}", sc.kind, label, result.problem, result.placement,
+                              "" if result.placement is not None else f"{result.status}: {result.message}"))
+    return cells
+
+
+def job_name(cell: Cell, rep: int) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", f"{cell.experiment}-{cell.scheduler}-r{rep}").strip("-")
+
+
+def predicted_figures(problem: Problem, placement: Placement, model: CostModel, settings: TestbedSettings) -> dict:
+    """Predicted throughput, bottleneck and unit-load figures of ``placement`` as the testbed runs it."""
+    perf = predict(Problem.from_topology(problem.topology, scaled_cluster(problem.cluster, settings.budget())), placement, model)
+    unit = float(perf.in_rate.sum())
+    return {"predicted_throughput": perf.throughput, "predicted_bottleneck": perf.bottleneck,
+            "predicted_unit_throughput": unit, "predicted_unit_inter_node_bytes": float(perf.nic_out.sum())}
+
+
+def measured(problem: Problem, placement: Placement, result: dict, monitor: Path, settings: RunSettings) -> dict:
+    """A run's figures from the monitor's records of its measured windows and the wire counters."""
+    topo = problem.topology
+    start, end = result["measure_start"], result["measure_end"]
+    seconds = end - start
+    load = records.load_records(monitor, start, end)
+    traffic = records.traffic_records(monitor, start, end)
+    bolts, spouts = records.throughput(load, topo, seconds)
+    bolt_tasks = sum(op.parallelism for op in topo.operators if topo.upstream(op.name))
+    node_of = {label: where["node"] for label, where in result["assignment"].items()}
+    wire = sum(result.get("wire", {}).values())
+    return {
+        "throughput": bolts + spouts, "bolt_throughput": bolts, "source_rate": spouts,
+        "per_bolt_task_10s": 10.0 * bolts / bolt_tasks if bolt_tasks else 0.0,
+        "latency_ms": records.latency_summary(records.read_monitor(monitor, "latency", start, end)),
+        "wire_inter_node_bytes_per_s": wire / seconds if seconds > 0 else 0.0,
+        "monitor_inter_node_bytes_per_s": records.cross_node_bytes(traffic, node_of) / seconds if seconds > 0 else 0.0,
+        "plan_matches": result["assignment"] == placement.to_mapping(topo.task_labels, problem.cluster),
+        "seconds": seconds, "windows": int(round(seconds / settings.window_s)),
+    }
+
+
+def run_campaign(out_dir: Path, scenarios: Sequence[runtime.Scenario], *, reps: int, settings: RunSettings,
+                 schedulers=SCHEDULERS, model: CostModel | None = None, seed: int = 0,
+                 log: Callable[[str], None] = print) -> list[dict]:
+    """Plans every cell, runs each ``reps`` times (one testbed per cluster, shuffled order per
+    repetition) and appends one record per run to ``out_dir/runs.jsonl`` as it finishes."""
+    model = model or CostModel()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    bed = TestbedSettings(worker_heap_mb=settings.worker_heap_mb, cpu_budget=settings.cpu_budget)
+    cells = plan(scenarios, schedulers)
+    skipped = [c for c in cells if c.placement is None]
+    for c in skipped:
+        log(f"skipped {c.experiment} / {c.scheduler}: {c.reason}")
+    runs_file = out_dir / "runs.jsonl"
+    out: list[dict] = []
+    rng = random.Random(seed)
+    by_cluster: dict[str, list[Cell]] = {}
+    for c in cells:
+        if c.placement is not None:
+            by_cluster.setdefault(c.problem.cluster.name, []).append(c)
+    total = sum(len(v) for v in by_cluster.values()) * reps
+    began = time.monotonic()
+    for cluster_name, group in by_cluster.items():
+        order = []
+        for rep in range(reps):   # interleaved: every repetition visits every cell, in a new order
+            shuffled = list(group)
+            rng.shuffle(shuffled)
+            order += [(rep, c) for c in shuffled]
+        jobs, cell_of = [], {}
+        for rep, c in order:
+            name = job_name(c, rep)
+            topo = Topology.build(name, saturated(c.problem.topology).operators, c.problem.topology.streams)
+            jobs.append(Job(name, topo, c.placement, workers_of(c.placement), monitor=True, duration_s=settings.duration_s))
+            cell_of[name] = (rep, c)
+        work = out_dir / "work" / cluster_name
+        monitor = work / "monitor"
+
+        def on_event(event, cell_of=cell_of, monitor=monitor):
+            if event.get("event") == "testbed":
+                log(event["message"])
+            if event.get("event") != "result":
+                return
+            rep, c = cell_of[event["job"]]
+            rec = {"experiment": c.experiment, "kind": c.kind, "cluster": c.problem.cluster.name,
+                   "scheduler": c.scheduler, "rep": rep, "job": event["job"],
+                   **measured(c.problem, c.placement, event, monitor, settings),
+                   **predicted_figures(c.problem, c.placement, model, bed),
+                   "workers": workers_of(c.placement), "finished_s": round(time.monotonic() - began, 1),
+                   "cpu_budget": bed.budget(),
+                   "placement": c.placement.to_mapping(c.problem.topology.task_labels, c.problem.cluster)}
+            rec["predicted_inter_node_bytes_per_s"] = rec["predicted_unit_inter_node_bytes"] * (
+                rec["throughput"] / rec["predicted_unit_throughput"] if rec["predicted_unit_throughput"] else 0.0)
+            out.append(rec)
+            with open(runs_file, "a") as fh:
+                fh.write(json.dumps(rec) + "\n")
+            log(f"[{len(out)}/{total}] {c.experiment} {c.scheduler} r{rep}: {rec['throughput']:,.0f} tuples/s "
+                f"(model {rec['predicted_throughput']:,.0f}), wire {rec['wire_inter_node_bytes_per_s'] / 1e3:,.0f} kB/s, "
+                f"{rec['finished_s']:.0f} s")
+
+        run_jobs(group[0].problem.cluster, jobs, settings, work, monitor_dir=monitor, on_event=on_event)
+    return out
+
+
+# ---------------------------------------------------------------------------- summaries
+
+
+def cell_stats(runs: Sequence[dict], key: str = "throughput") -> dict[tuple[str, str], dict]:
+    """(experiment, scheduler) -> mean, sample standard deviation, coefficient of variation, n."""
+    values: dict[tuple[str, str], list[float]] = {}
+    for r in runs:
+        values.setdefault((r["experiment"], r["scheduler"]), []).append(float(r[key]))
+    out = {}
+    for cell, v in values.items():
+        arr = np.array(v)
+        mean = float(arr.mean())
+        sd = float(arr.std(ddof=1)) if arr.size > 1 else math.nan
+        out[cell] = {"mean": mean, "sd": sd, "cv": sd / mean if mean and arr.size > 1 else math.nan, "n": int(arr.size),
+                     "min": float(arr.min()), "max": float(arr.max())}
+    return out
+
+
+def rankings(runs: Sequence[dict], predicted_key: str = "predicted_throughput") -> dict[str, dict]:
+    """Per experiment: schedulers by measured mean throughput and by the model, Kendall's tau."""
+    from scipy.stats import kendalltau
+    stats = cell_stats(runs)
+    pred: dict[tuple[str, str], float] = {}
+    for r in runs:
+        pred[(r["experiment"], r["scheduler"])] = float(r[predicted_key])
+    out = {}
+    for exp in sorted({e for e, _ in stats}):
+        names = sorted(s for e, s in stats if e == exp)
+        m = [stats[(exp, s)]["mean"] for s in names]
+        p = [pred[(exp, s)] for s in names]
+        tau = kendalltau(m, p).statistic if len(names) > 1 else math.nan
+        out[exp] = {"measured": sorted(names, key=lambda s: -stats[(exp, s)]["mean"]),
+                    "model": sorted(names, key=lambda s: -pred[(exp, s)]), "kendall_tau": float(tau)}
+    return out

@@ -1,0 +1,83 @@
+"""[I]/[T3] Sec. 6 statements scored against what the Storm testbed measured (``reproduce --testbed``).
+
+Input: the runs of a testbed campaign (``runs.jsonl`` of :mod:`streamplace.bench.campaign`,
+written by ``benchmarks/storm_testbed.py``). For every published comparison whose experiment was
+measured (I-Scheduler or T3 against R-Storm and OLS, per micro-benchmark layout and configuration
+and per application and cluster), the measured gain is the ratio of the two schedulers' mean
+throughput, scored with the same verdict rules and tolerances as the model's figures
+(:mod:`.testbed`). Each statement's ``why`` carries the measured means, spread and run counts.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ...workloads import runtime
+from .core import Check, fmt_pct, pct, ratio
+from .testbed import ABOVE, NAMES, TABLES, _spec_text, _verdict, display_name
+
+READING = "measured on the Storm testbed: mean tuples/s over runs, spouts saturated"
+PAPERS = tuple(TABLES)  # the papers whose Sec. 6 ran on a Storm testbed: [I] and [T3]
+
+
+def load_runs(path) -> list[dict]:
+    """Campaign records from ``runs.jsonl`` or a campaign directory holding it."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "runs.jsonl"
+    if not p.is_file():
+        from ...model.specs import SpecError
+        raise SpecError(p, "", "no testbed runs here (expected runs.jsonl of benchmarks/storm_testbed.py)")
+    return [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
+
+
+def _figure(st: dict | None) -> str:
+    if st is None:
+        return "not measured"
+    spread = f" +- {st['sd']:,.0f}" if st["n"] > 1 else ""
+    return f"{st['mean']:,.0f}{spread} tuples/s (n={st['n']})"
+
+
+def _check(paper: str, exp_kind: str, claim: str, rep, value, stats: dict, experiment: str, base: str) -> Check:
+    mine, theirs = stats.get((experiment, paper)), stats.get((experiment, base))
+    gain = None
+    if mine is not None and theirs is not None:
+        r = ratio(mine["mean"], theirs["mean"])
+        gain = pct(r) if r is not None else None
+    why = f"{NAMES[paper]} {_figure(mine)}, {display_name(base)} {_figure(theirs)}"
+    verdict = _verdict(gain, value)
+    return Check(paper, exp_kind, claim, rep.source, _spec_text(value), fmt_pct(gain), verdict,
+                 why if verdict != "not_run" else "", reading=READING)
+
+
+def checks(paper: str, runs: list[dict]) -> list[Check]:
+    """The paper's Sec. 6 statements whose experiments the runs cover."""
+    from ..campaign import cell_stats   # the campaign module imports reproduce's OLS settings
+    table = TABLES[paper]
+    stats = cell_stats(runs)
+    measured = {r["experiment"] for r in runs}
+    out = []
+    for mode, kind in (("io", "micro-io"), ("cpu", "micro-cpu")):
+        for layout in runtime.LAYOUTS:
+            experiment = f"{layout}-{mode}@{runtime.MODE_CLUSTER[mode]}"
+            if experiment not in measured:
+                continue
+            for base in ("rstorm", "online"):
+                rep = table[f"{kind}/vs-{base}"]
+                value = rep.value[layout] if isinstance(rep.value, dict) else rep.value
+                out.append(_check(paper, kind, f"{NAMES[paper]} vs {NAMES[base]}, {layout} ({mode.upper()}-intensive)",
+                                  rep, value, stats, experiment, base))
+    for app, (hom, het) in runtime.APPLICATIONS.items():
+        for cluster, rep in ((hom, table[f"{app}/homogeneous"]), (het, table[f"{app}/heterogeneous"])):
+            experiment = f"{app}@{cluster}"
+            if experiment not in measured:
+                continue
+            if isinstance(rep.value, dict):
+                claims = [(b, "vs", round(pct(rep.value[paper] / v), 1)) for b, v in rep.value.items() if b != paper]
+            else:
+                claims = [(b, "above", ABOVE) for b in rep.value]
+            for base, verb, value in claims:
+                out.append(_check(paper, app, f"{NAMES[paper]} {verb} {display_name(base)}, {app} on {cluster}",
+                                  rep, value, stats, experiment, base))
+    return out

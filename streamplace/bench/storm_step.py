@@ -1,0 +1,99 @@
+"""The demo's last step: the recommended placement and Storm's even scheduler, run on Storm.
+
+Instance: the first application on the heterogeneous cluster (the demo's records, rebuilt from
+their files). Recommended: the placement within capacity with the highest predicted throughput
+among the schedulers that keep the job's parallelism (ties: less inter-node traffic). Baseline:
+Storm's even scheduler with the recommended plan's number of workers (what a user who sets
+``topology.workers`` to that number gets). Both run one after another on one testbed
+(:mod:`streamplace.storm.testbed`), spouts saturated, :data:`WARMUP_S` s of warm-up and
+:data:`MEASURE_S` s measured; where the testbed cannot run (not root, no namespaces or cgroups)
+on embedded Storm instead, saying why: embedded figures check the plan and the pipeline, not
+performance. ``DIR/storm/run.json`` holds per job the measured throughput and inter-node bytes
+(wire and monitor) beside the cost model's prediction for the cluster as the testbed runs it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+from ..evaluate.performance import CostModel
+from ..model import Problem
+from ..model.specs import atomic_write_text, placement_from_dict
+from ..schedulers import make_scheduler
+from ..storm import StormError
+from ..storm.plans import workers_of
+from ..storm.run import Job, RunSettings, run_jobs
+from ..storm.testbed import TestbedSettings, preflight
+from .campaign import measured, predicted_figures, saturated
+
+WARMUP_S = 10.0
+MEASURE_S = 10.0
+WINDOW_S = 5.0
+
+
+def recommended(records: list[dict]) -> dict | None:
+    """The record to run: highest predicted throughput, within capacity, the job's own parallelism."""
+    ok = [r for r in records if r.get("valid") is True and r.get("throughput") and r.get("placement")
+          and "parallelism" not in r and r["scheduler"] != "even"]
+    return max(ok, key=lambda r: (r["throughput"], -(r.get("inter_node_cost") or 0.0)), default=None)
+
+
+def testbed_or_reason() -> tuple[str, str]:
+    """(mode, why): the testbed if this machine can run it, else embedded and the reason."""
+    try:
+        preflight()
+    except StormError as exc:
+        return "embedded", str(exc)
+    return "cluster", ""
+
+
+def run_storm_step(records: list[dict], out_dir: Path, problem_from_files, *, model: CostModel | None = None,
+                   log=print) -> dict:
+    """Runs the recommended placement and even's of the first heterogeneous application instance;
+    writes and returns ``DIR/storm/run.json``."""
+    model = model or CostModel()
+    apps = [r for r in records if r.get("application")]
+    first = next((r for r in apps if "low" in r["cluster"]), apps[0])   # the heterogeneous cluster first
+    instance = [r for r in records if (r["workload"], r["cluster"]) == (first["workload"], first["cluster"])]
+    best = recommended(instance)
+    if best is None:
+        raise StormError(f"no placement within capacity to run for {first['workload']} on {first['cluster']}")
+    problem = problem_from_files(out_dir, best)
+    problem = Problem.from_topology(saturated(problem.topology), problem.cluster)
+    plan = placement_from_dict({"placement": best["placement"]}, problem.topology, problem.cluster, "demo record")
+    even = make_scheduler("even", {"workers": workers_of(plan)}).schedule(problem).placement
+    mode, why = testbed_or_reason()
+    if why:
+        log(f"storm: {why.removeprefix('the Storm testbed ')}: running embedded Storm instead (functional, not a "
+            "performance measurement)")
+    settings = RunSettings(mode=mode, warmup_s=WARMUP_S, duration_s=MEASURE_S, window_s=WINDOW_S)
+    bed = TestbedSettings(worker_heap_mb=settings.worker_heap_mb, cpu_budget=settings.cpu_budget)
+    work = out_dir / "storm" / "work"
+    shutil.rmtree(work, ignore_errors=True)
+    runs = {best["scheduler"]: plan, "even": even}
+    jobs = [Job(f"{first['workload']}-{name}", problem.topology, placement, workers_of(placement), monitor=True,
+                duration_s=MEASURE_S) for name, placement in runs.items()]
+    began = time.monotonic()
+    results = run_jobs(problem.cluster, jobs, settings, work, monitor_dir=work / "monitor",
+                       on_event=lambda e: e.get("event") == "result" and log(f"storm: measured {e['job']}"))
+    out = {"workload": first["workload"], "cluster": first["cluster"], "mode": mode, "why_not_testbed": why or None,
+           "warmup_s": WARMUP_S, "measured_s": MEASURE_S, "wall_s": round(time.monotonic() - began, 1), "jobs": []}
+    for (name, placement), job in zip(runs.items(), jobs):
+        rec = {"scheduler": name, "workers": workers_of(placement),
+               **measured(problem, placement, results[job.name], work / "monitor", settings),
+               **predicted_figures(problem, placement, model, bed)}
+        out["jobs"].append(rec)
+    atomic_write_text(out_dir / "storm" / "run.json", json.dumps(out, indent=1) + "\n")
+    shutil.rmtree(work, ignore_errors=True)
+    return out
+
+
+def storm_summary(run: dict) -> str:
+    """One line: mode, then per job measured beside predicted throughput."""
+    jobs = "; ".join(f"{j['scheduler']} {j['throughput']:,.0f} tuples/s measured, {j['predicted_throughput']:,.0f} predicted, "
+                     f"{j['wire_inter_node_bytes_per_s'] / 1e3:,.0f} kB/s between nodes" for j in run["jobs"])
+    where = "testbed" if run["mode"] == "cluster" else "embedded Storm (no testbed here)"
+    return f"{run['workload']} on {run['cluster']}, {where}: {jobs}"

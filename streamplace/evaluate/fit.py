@@ -1,0 +1,114 @@
+"""Fitting the cost model to measured runs: the constants that make predicted throughput answer
+to what the Storm testbed measured (:mod:`streamplace.bench.campaign`).
+
+A *case* is one placement of one experiment with the mean throughput measured over its runs.
+Its prediction is :func:`~streamplace.evaluate.performance.predict` on the cluster as the
+testbed ran it (each node's cores times the testbed's CPU scale). The fit chooses the constants
+named in ``params`` to minimise the squared error of log throughput (a relative error, so that
+a slow and a fast experiment weigh the same), by Nelder-Mead over the logarithms of the
+constants (so they stay positive). :func:`scores` gives what the targets ask for: Kendall's tau
+between the predicted and the measured ranking of the schedulers in each experiment, and the
+median absolute relative error of the throughput.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..model import Cluster, Placement, Problem
+from ..model.specs import placement_from_dict
+from .performance import CostModel, predict
+
+#: the constants fitted by default: the engine's per-tuple cost, serialisation across workers, the
+#: fixed CPU of a worker process (the structures the analytic model lacked or guessed)
+FITTED = ("task_cpu_per_tuple", "ser_cpu_per_tuple", "worker_cpu")
+#: where a constant that is 0 in the starting model starts the search (a scale, not a guess)
+START_AT = {"task_cpu_per_tuple": 1e-6, "ser_cpu_per_tuple": 1e-6, "ser_cpu_per_byte": 1e-9, "worker_cpu": 0.01,
+            "default_cpu_per_tuple": 1e-6, "header_bytes": 1.0}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One measured placement: ``measured`` = mean tuples/s over ``runs`` runs."""
+
+    experiment: str
+    scheduler: str
+    problem: Problem        # on the cluster as the testbed ran it
+    placement: Placement
+    measured: float
+    runs: int
+
+
+def scaled_cluster(cluster: Cluster, cpu_budget: float) -> Cluster:
+    """Each node's cores times the testbed's CPU scale for ``cpu_budget`` cores
+    (:func:`~streamplace.storm.testbed.cluster.cpu_scale`): the cluster as the testbed runs it."""
+    from ..storm.testbed.cluster import cpu_scale
+    scale = cpu_scale(cluster, cpu_budget)
+    return Cluster.build(cluster.name, [dataclasses.replace(n, cores=n.cores * scale) for n in cluster.nodes])
+
+
+def cases_from_runs(runs: Sequence[dict], problems: dict[str, Problem], cpu_budget: float) -> list[Case]:
+    """Group campaign records by (experiment, scheduler); ``problems`` maps experiment -> problem."""
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for r in runs:
+        groups.setdefault((r["experiment"], r["scheduler"]), []).append(r)
+    out = []
+    for (exp, sched), rs in sorted(groups.items()):
+        base = problems[exp]
+        problem = Problem.from_topology(base.topology, scaled_cluster(base.cluster, float(rs[0].get("cpu_budget", cpu_budget))))
+        placement = placement_from_dict({"placement": rs[0]["placement"]}, base.topology, base.cluster, f"{exp}/{sched}")
+        out.append(Case(exp, sched, problem, placement, float(np.mean([r["throughput"] for r in rs])), len(rs)))
+    return out
+
+
+def predictions(model: CostModel, cases: Sequence[Case]) -> np.ndarray:
+    return np.array([predict(c.problem, c.placement, model).throughput for c in cases])
+
+
+def fit(cases: Sequence[Case], start: CostModel, params: Sequence[str] = FITTED, *,
+        max_iter: int = 400, restarts: int = 5) -> tuple[CostModel, dict]:
+    """The model with ``params`` fitted to ``cases`` (others as in ``start``) and the fit's facts."""
+    from scipy.optimize import minimize
+    measured = np.log(np.array([c.measured for c in cases]))
+    x0 = np.log(np.array([getattr(start, p) or START_AT.get(p, 1e-6) for p in params]))
+
+    def model_at(x) -> CostModel:
+        return dataclasses.replace(start, **{p: float(math.exp(v)) for p, v in zip(params, x)})
+
+    def loss(x) -> float:
+        pred = predictions(model_at(x), cases)
+        if not np.all(np.isfinite(pred)) or np.any(pred <= 0):
+            return 1e6
+        return float(np.sum((np.log(pred) - measured) ** 2))
+
+    iterations = 0
+    for _ in range(restarts):   # Nelder-Mead restarted from its own answer escapes a collapsed simplex
+        res = minimize(loss, x0, method="Nelder-Mead", options={"maxiter": max_iter, "xatol": 1e-4, "fatol": 1e-9})
+        iterations += int(res.nit)
+        if np.allclose(res.x, x0, atol=1e-4):
+            break
+        x0 = res.x
+    best = model_at(res.x)
+    return best, {"params": list(params), "loss": float(res.fun), "iterations": iterations, "converged": bool(res.success),
+                  "cases": len(cases)}
+
+
+def scores(model: CostModel, cases: Sequence[Case]) -> dict:
+    """Median absolute relative error of throughput, and Kendall's tau per experiment (mean too)."""
+    from scipy.stats import kendalltau
+    pred = predictions(model, cases)
+    meas = np.array([c.measured for c in cases])
+    rel = np.abs(pred - meas) / meas
+    taus = {}
+    for exp in sorted({c.experiment for c in cases}):
+        idx = [i for i, c in enumerate(cases) if c.experiment == exp]
+        if len(idx) > 1:
+            taus[exp] = float(kendalltau(meas[idx], pred[idx]).statistic)
+    finite = [t for t in taus.values() if math.isfinite(t)]
+    return {"median_abs_error": float(np.median(rel)), "kendall_tau": taus,
+            "mean_kendall_tau": float(np.mean(finite)) if finite else math.nan, "cases": len(cases)}

@@ -1,0 +1,62 @@
+"""The testbed campaign's pure parts: experiments, saturation, plans, statistics, rankings, and the
+[I]/[T3] statements scored on measured runs (no Storm needed)."""
+
+import math
+
+import pytest
+
+from streamplace.bench import campaign
+from streamplace.bench.reproduce import measured
+
+
+def _runs(values: dict[tuple[str, str], list[float]]) -> list[dict]:
+    return [{"experiment": exp, "scheduler": sched, "rep": i, "throughput": v, "predicted_throughput": pred}
+            for (exp, sched), vs in values.items() for i, (v, pred) in enumerate(vs)]
+
+
+def test_experiments_by_workload_and_cluster():
+    names = [f"{s.topology.name}@{s.cluster}" for s in campaign.experiments(list(campaign.QUICK_WORKLOADS))]
+    assert names == ["linear-io@1high+2low", "diamond-cpu@2high+4low", "smart-home@2high+4low"]
+    with pytest.raises(ValueError, match="unknown experiment 'nope'"):
+        campaign.experiments(["nope"])
+
+
+def test_saturated_asks_every_spout_task_for_the_same_rate():
+    topo = campaign.saturated(campaign.experiments(["star-cpu"])[0].topology, rate=1000.0)
+    for op in topo.operators:
+        if op.role == "source":
+            assert op.source_rate == 1000.0 * op.parallelism
+
+
+def test_every_scheduler_places_the_linear_micro_benchmark():
+    cells = campaign.plan(campaign.experiments(["linear-io"]),
+                          [s for s in campaign.SCHEDULERS if s[0] != "optimal"])
+    assert [c.scheduler for c in cells] == [s[0] for s in campaign.SCHEDULERS if s[0] != "optimal"]
+    assert all(c.placement is not None for c in cells), [(c.scheduler, c.reason) for c in cells]
+
+
+def test_cell_stats_mean_sample_sd_and_cv():
+    stats = campaign.cell_stats(_runs({("e", "a"): [(90.0, 1), (110.0, 1)], ("e", "b"): [(50.0, 2)]}))
+    assert stats[("e", "a")]["mean"] == 100.0 and stats[("e", "a")]["sd"] == pytest.approx(math.sqrt(200))
+    assert stats[("e", "a")]["cv"] == pytest.approx(math.sqrt(200) / 100) and stats[("e", "a")]["n"] == 2
+    assert stats[("e", "b")]["n"] == 1 and math.isnan(stats[("e", "b")]["sd"])
+
+
+def test_rankings_and_kendall_tau():
+    runs = _runs({("e", "a"): [(300.0, 30.0)], ("e", "b"): [(200.0, 10.0)], ("e", "c"): [(100.0, 20.0)]})
+    rank = campaign.rankings(runs)["e"]
+    assert rank["measured"] == ["a", "b", "c"] and rank["model"] == ["a", "c", "b"]
+    assert rank["kendall_tau"] == pytest.approx(1 / 3)   # 2 concordant pairs, 1 discordant
+
+
+def test_measured_statements_score_the_ratio_of_means():
+    # [I] Fig. 10: I-Scheduler +25 % over R-Storm on the I/O-intensive diamond; OLS +8..46 %
+    exp = "diamond-io@1high+2low"
+    runs = _runs({(exp, "ischeduler"): [(1250.0, 0), (1250.0, 0)], (exp, "rstorm"): [(1000.0, 0), (1000.0, 0)],
+                  (exp, "online"): [(1300.0, 0)]})
+    checks = {c.claim: c for c in measured.checks("ischeduler", runs)}
+    vs_rstorm = checks["I-Scheduler vs R-Storm, diamond (IO-intensive)"]
+    assert (vs_rstorm.ours, vs_rstorm.verdict) == ("+25 %", "agree")
+    vs_ols = checks["I-Scheduler vs OLS, diamond (IO-intensive)"]
+    assert vs_ols.verdict == "disagree" and "1,300 tuples/s (n=1)" in vs_ols.why
+    assert all("linear" not in c for c in checks)   # experiments not measured are not scored

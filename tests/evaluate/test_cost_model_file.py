@@ -1,0 +1,51 @@
+"""Cost model files: read, refused with the file and field named, and used by the CLI."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from streamplace.evaluate.performance import CostModel, load_cost_model
+from streamplace.model.specs import SpecError
+
+CLI = [sys.executable, "-m", "streamplace"]
+
+
+def test_a_file_sets_the_constants_it_names_and_keeps_the_rest(tmp_path):
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps({"cost_model": {"task_cpu_per_tuple": 2e-5, "worker_cpu": 0.1}, "provenance": {"runs": 3}}))
+    model = load_cost_model(path)
+    assert model == CostModel(task_cpu_per_tuple=2e-5, worker_cpu=0.1)
+
+
+def test_round_trip_through_to_dict(tmp_path):
+    model = CostModel(ser_cpu_per_byte=1e-8, machine_speed={"fast": 2.0})
+    path = tmp_path / "m.yaml"
+    path.write_text(json.dumps({"cost_model": model.to_dict()}))
+    assert load_cost_model(path) == model
+
+
+@pytest.mark.parametrize("doc,field", [({"cost_model": {"cpu_per_tuple": 1}}, "cost_model.cpu_per_tuple"),
+                                       ({"cost_model": {"worker_cpu": "fast"}}, "cost_model.worker_cpu"),
+                                       ({"cost_model": {"worker_cpu": -1.0}}, "cost_model"),
+                                       ({"model": {}}, "cost_model")])
+def test_bad_files_name_the_file_and_the_field(tmp_path, doc, field):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(SpecError) as err:
+        load_cost_model(path)
+    assert str(err.value).startswith(f"{path}: {field}")
+
+
+def test_evaluate_uses_the_cost_model_file(tmp_path):
+    run = lambda *extra: subprocess.run([*CLI, *extra], capture_output=True, text=True, cwd=tmp_path)
+    assert run("workload", "microbench", "--layout", "diamond", "--tasks", "12", "-o", "t.yaml").returncode == 0
+    assert run("workload", "cluster", "--preset", "heterogeneous", "-o", "c.yaml").returncode == 0
+    assert run("schedule", "t.yaml", "c.yaml", "-s", "even", "-o", "p.json").returncode == 0
+    (tmp_path / "slow.json").write_text(json.dumps({"cost_model": {"task_cpu_per_tuple": 1e-3}}))
+    default = json.loads(run("evaluate", "t.yaml", "c.yaml", "p.json", "--format", "json").stdout)
+    slow = json.loads(run("evaluate", "t.yaml", "c.yaml", "p.json", "--format", "json", "--cost-model", "slow.json").stdout)
+    assert slow["throughput"] < default["throughput"]
+    bad = run("evaluate", "t.yaml", "c.yaml", "p.json", "--cost-model", "nowhere.json")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "nowhere.json" in bad.stderr

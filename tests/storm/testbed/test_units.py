@@ -1,0 +1,81 @@
+"""Testbed pieces that need no root: cgroup detection on a fake hierarchy, the wire arithmetic,
+preflight's one-line refusals."""
+
+import pytest
+
+from streamplace.storm import StormError
+from streamplace.storm.testbed import cluster as testbed_cluster
+from streamplace.storm.testbed.cgroups import PARENT, CpuCgroups
+from streamplace.storm.testbed.network import HEADER_BYTES, NodeLink, wire_data_bytes
+
+
+def test_cgroup_v2_is_found_by_its_controllers_file(tmp_path):
+    (tmp_path / "cgroup.controllers").write_text("cpuset cpu io memory pids\n")
+    groups = CpuCgroups.detect(tmp_path)
+    assert groups == CpuCgroups(tmp_path / PARENT, 2)
+
+
+def test_cgroup_v1_is_found_by_the_cpu_hierarchy(tmp_path):
+    (tmp_path / "cpu,cpuacct").mkdir()
+    (tmp_path / "cpu,cpuacct" / "cpu.cfs_quota_us").write_text("-1\n")
+    assert CpuCgroups.detect(tmp_path) == CpuCgroups(tmp_path / "cpu,cpuacct" / PARENT, 1)
+
+
+def test_no_cpu_controller_is_none(tmp_path):
+    (tmp_path / "cgroup.controllers").write_text("memory pids\n")
+    assert CpuCgroups.detect(tmp_path) is None
+
+
+def test_v1_quota_files_are_written_in_microseconds(tmp_path):
+    groups = CpuCgroups(tmp_path / PARENT, 1)
+    group = groups.create("n0")
+    groups.limit("n0", 0.75)
+    assert (group / "cpu.cfs_quota_us").read_text() == "75000"
+    assert (group / "cpu.cfs_period_us").read_text() == "100000"
+    groups.limit("n0", None)
+    assert (group / "cpu.cfs_quota_us").read_text() == "-1"
+
+
+def test_v2_cpu_max_holds_quota_and_period(tmp_path):
+    groups = CpuCgroups(tmp_path / PARENT, 2)
+    group = groups.create("n1")
+    groups.limit("n1", 1.5)
+    assert (group / "cpu.max").read_text() == "150000 100000"
+    assert (tmp_path / PARENT / "cgroup.subtree_control").read_text() == "+cpu"
+
+
+def test_wire_data_bytes_drop_the_headers_of_every_packet():
+    before = {("a", "b"): (1_000, 10), ("b", "a"): (500, 5)}
+    after = {("a", "b"): (1_000 + 10 * (1448 + HEADER_BYTES), 20), ("b", "a"): (500 + 10 * HEADER_BYTES, 15)}
+    assert wire_data_bytes(before, after) == {("a", "b"): 14_480, ("b", "a"): 0}   # b's packets are pure ACKs
+
+
+def test_node_links_get_distinct_namespaces_addresses_and_veths():
+    links = [NodeLink(i, f"n{i}", 1e6) for i in range(3)]
+    assert len({(l.netns, l.ip, l.veth) for l in links}) == 3
+    assert [l.ip for l in links] == ["10.213.0.10", "10.213.0.11", "10.213.0.12"]
+
+
+def test_preflight_refuses_without_root(monkeypatch):
+    monkeypatch.setattr(testbed_cluster.os, "geteuid", lambda: 1000)
+    with pytest.raises(StormError, match="needs root") as err:
+        testbed_cluster.preflight()
+    assert "\n" not in str(err.value)
+
+
+def test_preflight_refuses_without_a_cpu_controller(monkeypatch):
+    monkeypatch.setattr(testbed_cluster.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(testbed_cluster.shutil, "which", lambda tool: f"/usr/sbin/{tool}")
+    monkeypatch.setattr(testbed_cluster.subprocess, "run", lambda *a, **k: type("R", (), {"returncode": 0})())
+    monkeypatch.setattr(testbed_cluster.CpuCgroups, "detect", staticmethod(lambda root=None: None))
+    with pytest.raises(StormError, match="cgroup cpu controller"):
+        testbed_cluster.preflight()
+
+
+def test_cpu_scale_keeps_relative_speeds_within_the_budget():
+    from streamplace.model import Cluster, Node
+    from streamplace.storm.testbed import Testbed, TestbedSettings
+    cluster = Cluster.build("c", [Node("hi", 4, cores=4), Node("lo", 2, cores=2)])
+    bed = Testbed(cluster, "/tmp/unused", "/tmp/unused", TestbedSettings(cpu_budget=1.5))
+    assert bed.cpu_scale == pytest.approx(0.25)
+    assert bed.node_cpus == {"hi": pytest.approx(1.0), "lo": pytest.approx(0.5)}
