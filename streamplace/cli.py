@@ -706,6 +706,7 @@ def storm_run(topology, cluster, plan_path, name, params, seed, time_limit, prof
 
 STORM_RUN_KEYS = ("mode", "storm_version", "plan_applied", "plan_matches", "scheduler_status", "workers", "throughput",
                   "source_rate", "duration_s", "windows", "monitor_cross_node_bytes_per_s", "measured_inter_node_bytes_per_s",
+                  "predicted_inter_node_bytes_per_s", "predicted_throughput",
                   "jvm_peak_rss_mb", "wall_s")
 
 

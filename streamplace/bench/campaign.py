@@ -19,7 +19,7 @@ discarded): ``per_bolt_task_10s``; ``throughput`` = tuples executed per second s
 tasks (a spout's executed = what it emitted: the model's throughput); end-to-end latency from the
 tuples' emit time; inter-node bytes on the wire and by the monitor. Predicted beside it: the
 cost model's throughput and inter-node bytes on the testbed's scaled cluster
-(:func:`~streamplace.evaluate.fit.scaled_cluster`).
+(:func:`~streamplace.evaluate.fit.predicted_figures`).
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..evaluate.fit import scaled_cluster
-from ..evaluate.performance import CostModel, predict
+from ..evaluate.fit import predicted_figures
+from ..evaluate.performance import CostModel
 from ..model import Placement, Problem, Topology
 from ..schedulers import make_scheduler
 from ..storm import records
@@ -116,14 +116,6 @@ def job_name(cell: Cell, rep: int) -> str:
     return re.sub(r"[^A-Za-z0-9_-]+", "-", f"{cell.experiment}-{cell.scheduler}-r{rep}").strip("-")
 
 
-def predicted_figures(problem: Problem, placement: Placement, model: CostModel, settings: TestbedSettings) -> dict:
-    """Predicted throughput, bottleneck and unit-load figures of ``placement`` as the testbed runs it."""
-    perf = predict(Problem.from_topology(problem.topology, scaled_cluster(problem.cluster, settings.budget())), placement, model)
-    unit = float(perf.in_rate.sum())
-    return {"predicted_throughput": perf.throughput, "predicted_bottleneck": perf.bottleneck,
-            "predicted_unit_throughput": unit, "predicted_unit_inter_node_bytes": float(perf.nic_out.sum())}
-
-
 def measured(problem: Problem, placement: Placement, result: dict, monitor: Path, settings: RunSettings) -> dict:
     """A run's figures from the monitor's records of its measured windows and the wire counters."""
     topo = problem.topology
@@ -191,7 +183,7 @@ def run_campaign(out_dir: Path, scenarios: Sequence[runtime.Scenario], *, reps: 
             rec = {"experiment": c.experiment, "kind": c.kind, "cluster": c.problem.cluster.name,
                    "scheduler": c.scheduler, "rep": rep, "job": event["job"],
                    **measured(c.problem, c.placement, event, monitor, settings),
-                   **predicted_figures(c.problem, c.placement, model, bed),
+                   **predicted_figures(c.problem, c.placement, model, bed.budget()),
                    "workers": workers_of(c.placement), "finished_s": round(time.monotonic() - began, 1),
                    "cpu_budget": bed.budget(),
                    "placement": c.placement.to_mapping(c.problem.topology.task_labels, c.problem.cluster)}

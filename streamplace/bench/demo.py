@@ -92,6 +92,7 @@ from ..schedulers.throughput import operator_flows
 from ..workloads import microbench, runtime
 from ..workloads.applications import APPLICATIONS, application, write_records
 from .report import ordered, write_report
+from ..storm import StormError
 from .storm_step import run_storm_step, storm_summary
 from .reproduce.core import ols
 
@@ -519,8 +520,12 @@ def run_demo(out_dir: Path, *, quick: bool = False, time_limit: float = 10.0, co
                     steps.advance()
                 else:
                     progress.console.print(line, markup=False, highlight=False)
-            run.storm = run_storm_step(run.records, out_dir, problem_from_files, model=model, log=storm_log)
-            steps.done(storm_summary(run.storm))
+            try:
+                run.storm = run_storm_step(run.records, out_dir, problem_from_files, model=model, log=storm_log)
+                steps.done(storm_summary(run.storm))
+            except StormError as exc:   # the report of everything else still gets written
+                run.storm = {"error": str(exc)}
+                steps.done(f"not run: {exc}")
         steps.start("report")
         steps.item("results.json, results.csv, report.html, PNGs")
         _write_outputs(run, out_dir, quick=quick, wall=time.perf_counter() - began)

@@ -6,8 +6,10 @@ among the schedulers that keep the job's parallelism (ties: less inter-node traf
 Storm's even scheduler with the recommended plan's number of workers (what a user who sets
 ``topology.workers`` to that number gets). Both run one after another on one testbed
 (:mod:`streamplace.storm.testbed`), spouts saturated, :data:`WARMUP_S` s of warm-up and
-:data:`MEASURE_S` s measured; where the testbed cannot run (not root, no namespaces or cgroups)
-on embedded Storm instead, saying why: embedded figures check the plan and the pipeline, not
+:data:`MEASURE_S` s measured; where the testbed cannot run (not root, no namespaces or cgroups,
+another testbed run) on embedded Storm instead, saying why, at the topology's own rates:
+LocalCluster halts when back-pressure crosses its in-process workers ("Local Server connection
+should not send BackPressure status"), and embedded figures check the plan and the pipeline, not
 performance. ``DIR/storm/run.json`` holds per job the measured throughput and inter-node bytes
 (wire and monitor) beside the cost model's prediction for the cluster as the testbed runs it.
 """
@@ -26,8 +28,9 @@ from ..schedulers import make_scheduler
 from ..storm import StormError
 from ..storm.plans import workers_of
 from ..storm.run import Job, RunSettings, run_jobs
-from ..storm.testbed import TestbedSettings, preflight
-from .campaign import measured, predicted_figures, saturated
+from ..storm.testbed import TestbedSettings, holder, preflight
+from ..evaluate.fit import predicted_figures
+from .campaign import measured, saturated
 
 WARMUP_S = 10.0
 MEASURE_S = 10.0
@@ -47,6 +50,9 @@ def testbed_or_reason() -> tuple[str, str]:
         preflight()
     except StormError as exc:
         return "embedded", str(exc)
+    pid = holder()
+    if pid is not None:
+        return "embedded", f"the Storm testbed is busy with another run (pid {pid})"
     return "cluster", ""
 
 
@@ -62,12 +68,13 @@ def run_storm_step(records: list[dict], out_dir: Path, problem_from_files, *, mo
     if best is None:
         raise StormError(f"no placement within capacity to run for {first['workload']} on {first['cluster']}")
     problem = problem_from_files(out_dir, best)
-    problem = Problem.from_topology(saturated(problem.topology), problem.cluster)
+    mode, why = testbed_or_reason()
+    if mode == "cluster":   # embedded Storm halts on back-pressure between its in-process workers
+        problem = Problem.from_topology(saturated(problem.topology), problem.cluster)
     plan = placement_from_dict({"placement": best["placement"]}, problem.topology, problem.cluster, "demo record")
     even = make_scheduler("even", {"workers": workers_of(plan)}).schedule(problem).placement
-    mode, why = testbed_or_reason()
     if why:
-        log(f"storm: {why.removeprefix('the Storm testbed ')}: running embedded Storm instead (functional, not a "
+        log(f"storm: {why}; running embedded Storm instead (functional, not a "
             "performance measurement)")
     settings = RunSettings(mode=mode, warmup_s=WARMUP_S, duration_s=MEASURE_S, window_s=WINDOW_S)
     bed = TestbedSettings(worker_heap_mb=settings.worker_heap_mb, cpu_budget=settings.cpu_budget)
@@ -84,7 +91,7 @@ def run_storm_step(records: list[dict], out_dir: Path, problem_from_files, *, mo
     for (name, placement), job in zip(runs.items(), jobs):
         rec = {"scheduler": name, "workers": workers_of(placement),
                **measured(problem, placement, results[job.name], work / "monitor", settings),
-               **predicted_figures(problem, placement, model, bed)}
+               **predicted_figures(problem, placement, model, bed.budget())}
         out["jobs"].append(rec)
     atomic_write_text(out_dir / "storm" / "run.json", json.dumps(out, indent=1) + "\n")
     shutil.rmtree(work, ignore_errors=True)
@@ -93,7 +100,9 @@ def run_storm_step(records: list[dict], out_dir: Path, problem_from_files, *, mo
 
 def storm_summary(run: dict) -> str:
     """One line: mode, then per job measured beside predicted throughput."""
+    key, counted = (("wire_inter_node_bytes_per_s", "on the wire") if run["mode"] == "cluster"
+                    else ("monitor_inter_node_bytes_per_s", "by the monitor"))
     jobs = "; ".join(f"{j['scheduler']} {j['throughput']:,.0f} tuples/s measured, {j['predicted_throughput']:,.0f} predicted, "
-                     f"{j['wire_inter_node_bytes_per_s'] / 1e3:,.0f} kB/s between nodes" for j in run["jobs"])
-    where = "testbed" if run["mode"] == "cluster" else "embedded Storm (no testbed here)"
+                     f"{j[key] / 1e3:,.0f} kB/s between nodes {counted}" for j in run["jobs"])
+    where = "testbed" if run["mode"] == "cluster" else "embedded Storm (no testbed)"
     return f"{run['workload']} on {run['cluster']}, {where}: {jobs}"

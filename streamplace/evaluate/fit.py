@@ -44,10 +44,15 @@ class Case:
     runs: int
 
 
+def cpu_scale(cluster: Cluster, budget: float) -> float:
+    """The Storm testbed's one factor on every node's cores: ``min(1, budget / total cores)``, so
+    the nodes keep their relative speeds and together get ``budget`` cores at most."""
+    total = float(sum(n.cores for n in cluster.nodes))
+    return min(1.0, budget / total) if total > 0 else 1.0
+
+
 def scaled_cluster(cluster: Cluster, cpu_budget: float) -> Cluster:
-    """Each node's cores times the testbed's CPU scale for ``cpu_budget`` cores
-    (:func:`~streamplace.storm.testbed.cluster.cpu_scale`): the cluster as the testbed runs it."""
-    from ..storm.testbed.cluster import cpu_scale
+    """The cluster as the testbed runs it: each node's cores times :func:`cpu_scale`."""
     scale = cpu_scale(cluster, cpu_budget)
     return Cluster.build(cluster.name, [dataclasses.replace(n, cores=n.cores * scale) for n in cluster.nodes])
 
@@ -64,6 +69,15 @@ def cases_from_runs(runs: Sequence[dict], problems: dict[str, Problem], cpu_budg
         placement = placement_from_dict({"placement": rs[0]["placement"]}, base.topology, base.cluster, f"{exp}/{sched}")
         out.append(Case(exp, sched, problem, placement, float(np.mean([r["throughput"] for r in rs])), len(rs)))
     return out
+
+
+def predicted_figures(problem: Problem, placement: Placement, model: CostModel, cpu_budget: float) -> dict:
+    """The model's throughput, bottleneck and unit-load figures of ``placement`` as the testbed
+    runs it (on :func:`scaled_cluster`); ``predicted_unit_*`` are at the topology's nominal rates."""
+    perf = predict(Problem.from_topology(problem.topology, scaled_cluster(problem.cluster, cpu_budget)), placement, model)
+    return {"predicted_throughput": perf.throughput, "predicted_bottleneck": perf.bottleneck,
+            "predicted_unit_throughput": float(perf.in_rate.sum()),
+            "predicted_unit_inter_node_bytes": float(perf.nic_out.sum())}
 
 
 def predictions(model: CostModel, cases: Sequence[Case]) -> np.ndarray:

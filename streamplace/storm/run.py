@@ -205,10 +205,20 @@ def _drive(java, cp, runner, document, settings, jobs, work_dir, on_event, bed) 
         code = proc.wait()
     if code != 0 or len(results) != len(jobs):
         err = (work_dir / "runner.stderr").read_text(errors="replace").strip().splitlines()
-        last = next((ln for ln in reversed(err) if ln.strip()), "no message")
+        last = next((ln for ln in reversed(err) if ln.strip()), None) or _first_storm_error(work_dir / "storm.log")
         raise StormError(f"{what} failed (exit {code}): {last.removeprefix('streamplace: ')} "
                          f"(log: {work_dir / 'storm.log'})")
     return results
+
+
+def _first_storm_error(log: Path) -> str:
+    """The first exception Storm logged (its cause), for a runner that died without a word."""
+    try:
+        lines = log.read_text(errors="replace").splitlines()
+    except OSError:
+        return "no message"
+    causes = [ln.strip() for ln in lines if ln.startswith(("java.", "Caused by:")) and "Exception" in ln]
+    return causes[0] if causes else "no message"
 
 
 class _WireWindow:
@@ -313,6 +323,24 @@ def _wire_figures(wire: dict | None, seconds: float) -> dict:
             "measured_bytes_by_node_pair": dict(sorted(wire.items()))}
 
 
+def _predicted(problem: Problem, assignment: dict, measured_rate: float, settings: RunSettings) -> dict:
+    """The default cost model on the placement Storm ran (on the testbed: the cluster as it is
+    scaled there): predicted throughput, and the inter-node bytes it predicts at the measured rate."""
+    from ..evaluate.fit import predicted_figures
+    from ..evaluate.performance import CostModel
+    from ..model.specs import placement_from_dict
+    from .testbed import TestbedSettings
+    try:
+        ran = placement_from_dict({"placement": assignment}, problem.topology, problem.cluster, "Storm's assignment")
+    except ValueError:
+        return {}
+    budget = TestbedSettings(cpu_budget=settings.cpu_budget).budget() if settings.mode == "cluster" else float("inf")
+    figures = predicted_figures(problem, ran, CostModel(), budget)
+    unit = figures["predicted_unit_throughput"]
+    return {"predicted_throughput": figures["predicted_throughput"],
+            "predicted_inter_node_bytes_per_s": figures["predicted_unit_inter_node_bytes"] * measured_rate / unit if unit else 0.0}
+
+
 def summarise(problem: Problem, placement: Placement | None, result: dict, out_dir: Path,
               settings: RunSettings, fmt: str) -> dict:
     """``run.json``: what Storm did (assignment, status) and what the monitor measured."""
@@ -340,6 +368,7 @@ def summarise(problem: Problem, placement: Placement | None, result: dict, out_d
         "windows": int(round(seconds / settings.window_s)),
         "monitor_cross_node_bytes_per_s": records.cross_node_bytes(traffic, node_of) / seconds if seconds > 0 else 0.0,
         **_wire_figures(result.get("wire"), seconds),
+        **_predicted(problem, assignment, bolts + spouts, settings),
         "traffic_file": records.write_records(traffic, out_dir / "traffic", fmt).name,
         "load_file": records.write_records(load, out_dir / "load", fmt).name,
         "traffic_rows": len(traffic), "load_rows": len(load),

@@ -25,11 +25,29 @@ CONTEXT = ("paper", "experiment", "workload", "cluster", "scheduler")
 COMPARED = ("inter_node_cost", "inter_worker_cost", "nodes_used", "max_utilisation", "cohesion", "coupling")
 
 
+#: measured runs as a testbed campaign writes them (only the keys the statements read)
+TESTBED_RUNS = [{"experiment": "diamond-io@1high+2low", "scheduler": s, "rep": i, "throughput": v}
+                for s, vs in {"ischeduler": (1240.0, 1260.0), "t3": (1100.0, 1100.0), "rstorm": (1000.0, 1000.0),
+                              "online": (1000.0, 1100.0)}.items() for i, v in enumerate(vs)]
+
+
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     out = tmp_path_factory.mktemp("reproduce")
-    results = reproduce(PAPERS, out, quick=True)
+    results = reproduce(PAPERS, out, quick=True, testbed_runs=TESTBED_RUNS)
     return out, results, json.loads((out / "results.json").read_text())
+
+
+def test_testbed_statements_score_the_measured_runs(run):
+    out, _, _ = run
+    statements = json.loads((out / "statements-testbed.json").read_text())
+    assert {s["paper"] for s in statements} == {"I", "T3"}
+    assert len(statements) == 4                      # diamond (IO) vs R-Storm and vs OLS, for each paper
+    by_claim = {(s["paper"], s["claim"]): s for s in statements}
+    i_rstorm = by_claim[("I", "I-Scheduler vs R-Storm, diamond (IO-intensive)")]
+    assert (i_rstorm["ours"], i_rstorm["verdict"]) == ("+25 %", "agree")       # published +25 % ([I] Fig. 10)
+    assert "1,250 +- 14 tuples/s (n=2)" in i_rstorm["why"]
+    assert "measured on the Storm testbed" in (out / "report.html").read_text()
 
 
 def _problem(rec):
@@ -73,10 +91,10 @@ def test_records_match_evaluate_and_predict_run_separately(run):
         again = evaluation_record(problem, placement, include_placement=False)
         for key in COMPARED:
             assert rec[key] == pytest.approx(again[key]), (rec["paper"], rec["workload"], rec["scheduler"], key)
-        perf = performance.predict(problem, placement, testbed.COST_MODEL)
+        perf = performance.predict(problem, placement, performance.CostModel())
         assert rec["throughput"] == pytest.approx(perf.throughput)
         if rec.get("cost_model") == "testbed":
-            light = performance.predict(problem, placement, testbed.COST_MODEL, offered_scale=1.0)
+            light = performance.predict(problem, placement, performance.CostModel(), offered_scale=1.0)
             assert rec["latency_light_ms"] == pytest.approx(light.latency_ms)
         if rec["paper"] == "metis":
             assert rec["spout_throughput"] == pytest.approx(perf.max_scale * fischer.spout_rate(problem.topology))

@@ -111,6 +111,9 @@ def test_run_json_reports_the_plan_applied_and_measured_figures(measured):
     # src emits 400/s in total; every bolt tuple is counted once as executed
     assert 0.7 * 400 < run["source_rate"] < 1.1 * 400
     assert run["latency_ms"]["count"] > 0 and 0 < run["latency_ms"]["p50"] <= run["latency_ms"]["p99"]
+    # the model on the placement Storm ran: tuples cross nodes, so it predicts bytes between them
+    assert run["predicted_throughput"] > 0 and run["predicted_inter_node_bytes_per_s"] > 0
+    assert "measured_inter_node_bytes" not in run   # embedded Storm has no wire to count on
 
 
 def test_monitor_records_profile_unchanged_with_the_topologys_structure(measured, spark):

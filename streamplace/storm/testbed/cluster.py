@@ -34,6 +34,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...evaluate.fit import cpu_scale
 from ...interrupt import cleanup
 from ...model import Cluster
 from .. import jvm
@@ -82,10 +83,18 @@ def preflight() -> CpuCgroups:
     return groups
 
 
-def cpu_scale(cluster: Cluster, budget: float) -> float:
-    """The one factor on every node's cores: ``min(1, budget / total cores)`` (module doc)."""
-    total = float(sum(n.cores for n in cluster.nodes))
-    return min(1.0, budget / total) if total > 0 else 1.0
+def holder() -> str | None:
+    """The pid holding the testbed lock (another testbed runs), else None."""
+    if not LOCK_FILE.exists():
+        return None
+    with open(LOCK_FILE, "a+") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.seek(0)
+            return fh.read().strip() or "?"
+        fcntl.flock(fh, fcntl.LOCK_UN)
+    return None
 
 
 def storm_home() -> Path:
