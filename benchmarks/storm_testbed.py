@@ -6,8 +6,8 @@ experiments, run on a real multi-process Storm cluster (needs root: network name
 
 Writes DIR/runs.jsonl (one record per run, appended as runs finish: see
 streamplace.bench.campaign) and DIR/summary.json, and prints per experiment the measured
-throughput per scheduler (mean, sd, coefficient of variation, runs) beside the cost model's
-prediction, the two rankings with Kendall's tau, and measured against predicted inter-node bytes.
+bolt throughput per scheduler (tuples executed per second by non-source tasks; mean, sd,
+coefficient of variation, runs) beside the cost model's prediction, the two rankings with Kendall's tau, and measured against predicted inter-node bytes.
 ``--summary-only`` prints the tables of an existing DIR/runs.jsonl without running anything.
 """
 
@@ -21,8 +21,9 @@ import time
 from pathlib import Path
 
 from streamplace.bench import campaign
-from streamplace.evaluate.performance import CostModel
+from streamplace.evaluate.performance import CostModel, load_cost_model
 from streamplace.storm.run import RunSettings
+from streamplace.storm.testbed import TestbedSettings
 
 
 def summary(runs: list[dict]) -> dict:
@@ -36,7 +37,7 @@ def summary(runs: list[dict]) -> dict:
         rows = []
         for s in rank["measured"]:
             st = stats[(exp, s)]
-            rows.append({"scheduler": s, **st, "predicted": pred[(exp, s)]["predicted_throughput"],
+            rows.append({"scheduler": s, **st, "predicted": pred[(exp, s)]["predicted_bolt_throughput"],
                          "wire_bytes_per_s": wire[(exp, s)]["mean"], "predicted_bytes_per_s": predicted_wire[(exp, s)]["mean"]})
         out[exp] = {"rows": rows, **rank}
     cvs = [st["cv"] for st in stats.values() if math.isfinite(st["cv"])]
@@ -46,7 +47,7 @@ def summary(runs: list[dict]) -> dict:
 def print_summary(s: dict) -> None:
     for exp, e in s["experiments"].items():
         print(f"\n== {exp}   Kendall tau (measured vs model ranking) = {e['kendall_tau']:+.2f}")
-        print(f"{'scheduler':22} {'measured t/s':>13} {'sd':>9} {'cv':>6} {'n':>3} {'model t/s':>12} "
+        print(f"{'scheduler':22} {'bolt t/s':>13} {'sd':>9} {'cv':>6} {'n':>3} {'model t/s':>12} "
               f"{'wire kB/s':>10} {'model kB/s':>10}")
         for r in e["rows"]:
             cv = f"{r['cv']:.1%}" if math.isfinite(r["cv"]) else "-"
@@ -69,6 +70,8 @@ def main() -> int:
     ap.add_argument("--duration", type=float, default=20.0)
     ap.add_argument("--window", type=float, default=10.0)
     ap.add_argument("--summary-only", action="store_true")
+    ap.add_argument("--cost-model", type=Path, default=None,
+                    help="predictions from this cost model file (default: the bundled model), recomputed for every run")
     args = ap.parse_args()
     runs_file = args.output / "runs.jsonl"
     if not args.summary_only:
@@ -82,6 +85,8 @@ def main() -> int:
                               model=CostModel())
         print(f"campaign wall time: {time.monotonic() - began:.0f} s")
     runs = [json.loads(line) for line in runs_file.read_text().splitlines() if line.strip()]
+    model = load_cost_model(args.cost_model) if args.cost_model else CostModel()
+    runs = campaign.repredict(runs, model, TestbedSettings().budget())
     s = summary(runs)
     (args.output / "summary.json").write_text(json.dumps(s, indent=1) + "\n")
     print_summary(s)

@@ -39,6 +39,7 @@ import numpy as np
 from ..evaluate.fit import predicted_figures
 from ..evaluate.performance import CostModel
 from ..model import Placement, Problem, Topology
+from ..model.specs import placement_from_dict
 from ..schedulers import make_scheduler
 from ..storm import records
 from ..storm.plans import workers_of
@@ -183,17 +184,15 @@ def run_campaign(out_dir: Path, scenarios: Sequence[runtime.Scenario], *, reps: 
             rec = {"experiment": c.experiment, "kind": c.kind, "cluster": c.problem.cluster.name,
                    "scheduler": c.scheduler, "rep": rep, "job": event["job"],
                    **measured(c.problem, c.placement, event, monitor, settings),
-                   **predicted_figures(c.problem, c.placement, model, bed.budget()),
                    "workers": workers_of(c.placement), "finished_s": round(time.monotonic() - began, 1),
                    "cpu_budget": bed.budget(),
                    "placement": c.placement.to_mapping(c.problem.topology.task_labels, c.problem.cluster)}
-            rec["predicted_inter_node_bytes_per_s"] = rec["predicted_unit_inter_node_bytes"] * (
-                rec["throughput"] / rec["predicted_unit_throughput"] if rec["predicted_unit_throughput"] else 0.0)
+            rec.update(with_model(rec, predicted_figures(c.problem, c.placement, model, bed.budget())))
             out.append(rec)
             with open(runs_file, "a") as fh:
                 fh.write(json.dumps(rec) + "\n")
-            log(f"[{len(out)}/{total}] {c.experiment} {c.scheduler} r{rep}: {rec['throughput']:,.0f} tuples/s "
-                f"(model {rec['predicted_throughput']:,.0f}), wire {rec['wire_inter_node_bytes_per_s'] / 1e3:,.0f} kB/s, "
+            log(f"[{len(out)}/{total}] {c.experiment} {c.scheduler} r{rep}: {rec['bolt_throughput']:,.0f} bolt tuples/s "
+                f"(model {rec['predicted_bolt_throughput']:,.0f}), wire {rec['wire_inter_node_bytes_per_s'] / 1e3:,.0f} kB/s, "
                 f"{rec['finished_s']:.0f} s")
 
         run_jobs(group[0].problem.cluster, jobs, settings, work, monitor_dir=monitor, on_event=on_event)
@@ -203,7 +202,30 @@ def run_campaign(out_dir: Path, scenarios: Sequence[runtime.Scenario], *, reps: 
 # ---------------------------------------------------------------------------- summaries
 
 
-def cell_stats(runs: Sequence[dict], key: str = "throughput") -> dict[tuple[str, str], dict]:
+def with_model(run: dict, figures: dict) -> dict:
+    """``figures`` (:func:`~streamplace.evaluate.fit.predicted_figures`) plus the inter-node bytes
+    the model predicts at the run's measured rate (its unit-load bytes scaled by measured / unit
+    bolt throughput)."""
+    unit_bolts = figures["predicted_unit_throughput"] * (figures["predicted_bolt_throughput"] / figures["predicted_throughput"]
+                                                           if figures["predicted_throughput"] else 0.0)
+    scale = run["bolt_throughput"] / unit_bolts if unit_bolts else 0.0
+    return {**figures, "predicted_inter_node_bytes_per_s": figures["predicted_unit_inter_node_bytes"] * scale}
+
+
+def repredict(runs: Sequence[dict], model: CostModel, cpu_budget: float) -> list[dict]:
+    """The runs with every ``predicted_*`` key recomputed under ``model`` from their placements."""
+    problems = {f"{s.topology.name}@{s.cluster}": Problem.from_topology(s.topology, runtime.named_cluster(s.cluster))
+                for s in experiments()}
+    out = []
+    for r in runs:
+        problem = problems[r["experiment"]]
+        placement = placement_from_dict({"placement": r["placement"]}, problem.topology, problem.cluster, r["job"])
+        figures = predicted_figures(problem, placement, model, float(r.get("cpu_budget", cpu_budget)))
+        out.append({**r, **with_model(r, figures)})
+    return out
+
+
+def cell_stats(runs: Sequence[dict], key: str = "bolt_throughput") -> dict[tuple[str, str], dict]:
     """(experiment, scheduler) -> mean, sample standard deviation, coefficient of variation, n."""
     values: dict[tuple[str, str], list[float]] = {}
     for r in runs:
@@ -218,8 +240,8 @@ def cell_stats(runs: Sequence[dict], key: str = "throughput") -> dict[tuple[str,
     return out
 
 
-def rankings(runs: Sequence[dict], predicted_key: str = "predicted_throughput") -> dict[str, dict]:
-    """Per experiment: schedulers by measured mean throughput and by the model, Kendall's tau."""
+def rankings(runs: Sequence[dict], predicted_key: str = "predicted_bolt_throughput") -> dict[str, dict]:
+    """Per experiment: schedulers by measured mean bolt throughput and by the model, Kendall's tau."""
     from scipy.stats import kendalltau
     stats = cell_stats(runs)
     pred: dict[tuple[str, str], float] = {}

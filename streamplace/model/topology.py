@@ -242,3 +242,10 @@ class Topology:
     def is_source(self, name: str) -> bool:
         op = self.operators[self.index[name]]
         return op.role == "source" or not self.upstream(name)
+
+    @cached_property
+    def source_task_mask(self) -> np.ndarray:
+        """Per task: whether its operator is a source (read-only)."""
+        mask = np.array([self.is_source(op.name) for op in self.operators], dtype=bool)[self.operator_of_task]
+        mask.setflags(write=False)
+        return mask

@@ -140,8 +140,11 @@ def run_jobs(cluster: Cluster, jobs: Sequence[Job], settings: RunSettings, work_
             "conf": conf, "group": job.group})
     tmp = work_dir / "tmp"
     tmp.mkdir(exist_ok=True)
+    most_workers = max((job.workers for job in jobs), default=1)
     document = {"plan_dir": str(plan_dir), "jobs": job_entries,
-                "cluster": [{"node": n.name, "slots": int(n.slots)} for n in cluster.nodes]}
+                "cluster": [{"node": n.name, "slots": int(n.slots)} for n in cluster.nodes],
+                # testbed workers are two JVMs each, all starting at once: ~10 s of a core apiece
+                "start_timeout_s": 120 + (15 * most_workers if settings.mode == "cluster" else 0)}
     if settings.mode == "embedded":
         return _drive(java, cp, "LocalRunner", document, settings, jobs, work_dir, on_event, None)
     from .testbed import Testbed, TestbedSettings
@@ -162,7 +165,7 @@ def _drive(java, cp, runner, document, settings, jobs, work_dir, on_event, bed) 
            *([f"-Dstorm.jar={document['storm_jar']}", "-Djava.net.preferIPv4Stack=true"] if bed else []),
            "-cp", cp, f"org.streamplace.storm.{runner}", str(job_file)]
     what = "the embedded Storm run" if bed is None else "the Storm testbed run"
-    budget = 300 + sum(settings.warmup_s + j.duration_s + 60 for j in jobs)
+    budget = 300 + sum(settings.warmup_s + j.duration_s + 60 + (15 * j.workers if bed else 0) for j in jobs)
     results: dict[str, dict] = {}
     pending: list[str] = []   # jobs of the group being measured
     wire: dict[str, dict] = {}

@@ -10,7 +10,7 @@ from streamplace.bench.reproduce import measured
 
 
 def _runs(values: dict[tuple[str, str], list[float]]) -> list[dict]:
-    return [{"experiment": exp, "scheduler": sched, "rep": i, "throughput": v, "predicted_throughput": pred}
+    return [{"experiment": exp, "scheduler": sched, "rep": i, "bolt_throughput": v, "predicted_bolt_throughput": pred}
             for (exp, sched), vs in values.items() for i, (v, pred) in enumerate(vs)]
 
 

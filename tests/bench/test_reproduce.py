@@ -26,7 +26,7 @@ COMPARED = ("inter_node_cost", "inter_worker_cost", "nodes_used", "max_utilisati
 
 
 #: measured runs as a testbed campaign writes them (only the keys the statements read)
-TESTBED_RUNS = [{"experiment": "diamond-io@1high+2low", "scheduler": s, "rep": i, "throughput": v}
+TESTBED_RUNS = [{"experiment": "diamond-io@1high+2low", "scheduler": s, "rep": i, "bolt_throughput": v}
                 for s, vs in {"ischeduler": (1240.0, 1260.0), "t3": (1100.0, 1100.0), "rstorm": (1000.0, 1000.0),
                               "online": (1000.0, 1100.0)}.items() for i, v in enumerate(vs)]
 

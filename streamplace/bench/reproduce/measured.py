@@ -4,7 +4,7 @@ Input: the runs of a testbed campaign (``runs.jsonl`` of :mod:`streamplace.bench
 written by ``benchmarks/storm_testbed.py``). For every published comparison whose experiment was
 measured (I-Scheduler or T3 against R-Storm and OLS, per micro-benchmark layout and configuration
 and per application and cluster), the measured gain is the ratio of the two schedulers' mean
-throughput, scored with the same verdict rules and tolerances as the model's figures
+bolt throughput (tuples executed per second by non-source tasks, the papers' measure), scored with the same verdict rules and tolerances as the model's figures
 (:mod:`.testbed`). Each statement's ``why`` carries the measured means, spread and run counts.
 """
 
@@ -17,7 +17,7 @@ from ...workloads import runtime
 from .core import Check, fmt_pct, pct, ratio
 from .testbed import ABOVE, NAMES, TABLES, _spec_text, _verdict, display_name
 
-READING = "measured on the Storm testbed: mean tuples/s over runs, spouts saturated"
+READING = "measured on the Storm testbed: mean bolt tuples executed/s over runs, spouts saturated"
 PAPERS = tuple(TABLES)  # the papers whose Sec. 6 ran on a Storm testbed: [I] and [T3]
 
 

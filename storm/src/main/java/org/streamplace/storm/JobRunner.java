@@ -47,6 +47,7 @@ final class JobRunner {
     }
 
     private final Engine engine;
+    private long startTimeoutMs = TIMEOUT_MS;
 
     private JobRunner(Engine engine) {
         this.engine = engine;
@@ -87,6 +88,8 @@ final class JobRunner {
 
     private void runAll(Map<String, Object> job) throws Exception {
         String src = "job";
+        // a job's workers are real processes on the testbed: many of them take long to start on a small machine
+        startTimeoutMs = Math.round(1000 * Documents.number(job.get("start_timeout_s"), TIMEOUT_MS / 1000.0, src, "start_timeout_s"));
         // consecutive jobs with the same "group" run together; the groups one after another
         List<List<Map<String, Object>>> groups = new ArrayList<>();
         Object previous = null;
@@ -214,7 +217,7 @@ final class JobRunner {
 
     /** Waits until every executor of the topology has sent a heartbeat (its worker is up). */
     private void awaitRunning(String id) throws Exception {
-        long deadline = System.currentTimeMillis() + TIMEOUT_MS;
+        long deadline = System.currentTimeMillis() + startTimeoutMs;
         while (System.currentTimeMillis() < deadline) {
             List<ExecutorSummary> execs = engine.nimbus().getTopologyInfo(id).get_executors();
             if (!execs.isEmpty() && execs.stream().allMatch(ExecutorSummary::is_set_stats)) {
@@ -222,7 +225,7 @@ final class JobRunner {
             }
             Thread.sleep(100);
         }
-        throw new IllegalStateException("the workers of " + id + " did not all start within " + TIMEOUT_MS / 1000 + " s");
+        throw new IllegalStateException("the workers of " + id + " did not all start within " + startTimeoutMs / 1000 + " s");
     }
 
     private static int expectedExecutors(StormTopology system) {
