@@ -59,9 +59,10 @@ class CostModel:
     #: per executor thread, the order of a light Storm bolt (parse, filter, count) on the
     #: papers' 2.4-2.7 GHz testbed cores ([I] Sec. 5, [LF] Sec. 4).
     default_cpu_per_tuple: float = 1e-5
-    #: CPU s per tuple per side to (de)serialise a tuple crossing a worker: 2 us, Kryo's
-    #: per-object overhead plus Storm's Netty per-message handling on a JVM.
-    ser_cpu_per_tuple: float = 2e-6
+    #: CPU s per tuple per side for a tuple crossing a worker (Kryo, Storm's transfer queue and
+    #: Netty per-message handling): 29.2 us, fitted to the Storm testbed (docs/performance-model.md:
+    #: 18 runs of the linear I/O-intensive micro-benchmark, 9 placements; the analytic guess was 2 us).
+    ser_cpu_per_tuple: float = 2.92e-5
     #: CPU s per payload byte per side: 5 ns/B, i.e. ~200 MB/s per core, Kryo-class throughput.
     ser_cpu_per_byte: float = 5e-9
     #: wire bytes added to every inter-node tuple: Storm's Netty ``TaskMessage`` frame (2-byte
@@ -81,11 +82,12 @@ class CostModel:
     #: heterogeneous CPUs as in [N] Table 2.
     machine_speed: Mapping[str, float] = field(default_factory=dict)
     #: CPU s per tuple that every task pays on top of its operator's own work: the engine's
-    #: per-tuple cost (executor queue hand-off, emit and routing, task hooks). 0 in the analytic
-    #: model; the testbed fit measures it.
+    #: per-tuple cost (executor queue hand-off, emit and routing, task hooks). 0: fitted to the
+    #: testbed together with ``ser_cpu_per_tuple``, it went to 0 (docs/performance-model.md).
     task_cpu_per_tuple: float = 0.0
     #: cores each worker process uses whatever its load (heartbeats, Netty and system threads,
-    #: idle executors' wait strategy); subtracted from its node's CPU capacity. 0 analytically.
+    #: idle executors' wait strategy); subtracted from its node's CPU capacity. 0: fitted to the
+    #: testbed, it went to 0 (docs/performance-model.md).
     worker_cpu: float = 0.0
 
     def __post_init__(self):
