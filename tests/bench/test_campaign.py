@@ -58,5 +58,5 @@ def test_measured_statements_score_the_ratio_of_means():
     vs_rstorm = checks["I-Scheduler vs R-Storm, diamond (IO-intensive)"]
     assert (vs_rstorm.ours, vs_rstorm.verdict) == ("+25 %", "agree")
     vs_ols = checks["I-Scheduler vs OLS, diamond (IO-intensive)"]
-    assert vs_ols.verdict == "disagree" and "1,300 tuples/s (n=1)" in vs_ols.why
+    assert vs_ols.verdict == "disagree" and "1,300 bolt tuples/s (n=1)" in vs_ols.why
     assert all("linear" not in c for c in checks)   # experiments not measured are not scored

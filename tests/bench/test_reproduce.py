@@ -46,7 +46,7 @@ def test_testbed_statements_score_the_measured_runs(run):
     by_claim = {(s["paper"], s["claim"]): s for s in statements}
     i_rstorm = by_claim[("I", "I-Scheduler vs R-Storm, diamond (IO-intensive)")]
     assert (i_rstorm["ours"], i_rstorm["verdict"]) == ("+25 %", "agree")       # published +25 % ([I] Fig. 10)
-    assert "1,250 +- 14 tuples/s (n=2)" in i_rstorm["why"]
+    assert "1,250 +- 14 bolt tuples/s (n=2)" in i_rstorm["why"]
     assert "measured on the Storm testbed" in (out / "report.html").read_text()
 
 

@@ -36,7 +36,7 @@ def _figure(st: dict | None) -> str:
     if st is None:
         return "not measured"
     spread = f" +- {st['sd']:,.0f}" if st["n"] > 1 else ""
-    return f"{st['mean']:,.0f}{spread} tuples/s (n={st['n']})"
+    return f"{st['mean']:,.0f}{spread} bolt tuples/s (n={st['n']})"
 
 
 def _check(paper: str, exp_kind: str, claim: str, rep, value, stats: dict, experiment: str, base: str) -> Check:
