@@ -105,12 +105,12 @@ def descendants(pid: int) -> list[int]:
     return out
 
 
-def kill_children(grace: float = 0.5) -> None:
-    """SIGTERM every descendant process, then SIGKILL those still there after ``grace`` seconds."""
+def kill_children(grace: float = 0.5, first: int = signal.SIGTERM) -> None:
+    """Signal every descendant process with ``first``, then SIGKILL those still there after ``grace`` seconds."""
     pids = descendants(os.getpid())
     for pid in pids:
         try:
-            os.kill(pid, signal.SIGTERM)
+            os.kill(pid, first)
         except OSError:
             pass
     deadline = time.monotonic() + grace
@@ -198,7 +198,9 @@ def run_interruptible(work, *, message: str = "streamplace: interrupted"):
         try:
             _remove_temporaries()
             _run_cleanups()
-            kill_children()
+            # SIGKILL at once: a JVM told to stop (Spark's) logs its shutdown races on our stderr,
+            # which must hold the one line below and nothing else
+            kill_children(grace=0.0, first=signal.SIGKILL)
             _remove_temporaries()  # a child may have been writing into one
             sys.stdout.flush()
         finally:
