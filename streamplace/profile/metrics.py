@@ -9,6 +9,12 @@ or rejected with exactly one reason, checked in this order (the first that appli
 ``bad_window`` (``window_seconds`` <= 0), ``negative_value``, ``unknown_task`` (not a label
 ``op[i]`` nor an integer id of the topology), ``self_loop`` (``src_task`` = ``dst_task``),
 ``outside_range`` (the window ``[start, start + seconds)`` is not inside ``[--from, --to]``).
+Two things no single row shows are refused with an error naming the files (nothing is written):
+a *duplicate* (two used rows equal in every field, in one file or two: a copied file or a
+log read twice), which would be counted twice (rows of one task or edge and window with
+different counts are partial counts and are added up), and *overlapping windows* (two distinct windows of the used rows that
+intersect, e.g. 10 s windows beside a 60 s one over the same time), which would count the
+overlap twice and dilute the rates.
 Rejected rows go to ``PROFILE_DIR/rejected/{traffic,load}/`` (Parquet: the source file, reason,
 field and the raw values as text); ``rows_read = rows_used + rows_rejected`` is checked against
 an independent count of each file before anything is written.
@@ -35,6 +41,7 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 import numpy as np
 import pandas as pd
@@ -50,6 +57,7 @@ from . import EDGE_COLUMNS, LOAD_COLUMNS, LOAD_RATE_COLUMNS, TRAFFIC_COLUMNS, WE
 REASONS = ("malformed_record", "missing_value", "non_numeric", "bad_timestamp", "bad_window", "negative_value",
            "unknown_task", "self_loop", "outside_range")
 CORRUPT = "_corrupt_record"
+OVERLAP_TOLERANCE_S = 1e-6   # window edges closer than this meet (epoch seconds parsed from text)
 
 
 @dataclass(frozen=True)
@@ -155,6 +163,7 @@ def validate(df: DataFrame, kind: RecordKind, topology: Topology, *, start: floa
     parsed = df.select(
         *[_text(df, c).alias(f"raw_{c}") for c in kind.columns], F.col(CORRUPT).alias("raw_record"),
         epoch_seconds(df, "window_start").alias("ws"), _number(df, "window_seconds").alias("wl"),
+        F.input_file_name().alias("_source"),
         *[_number(df, c).alias(f"v_{c}") for c in kind.value_columns],
         *[_missing(df, c).alias(f"m_{c}") for c in kind.columns])
     parsed = _with_task_ids(parsed, df, kind, topology)
@@ -186,8 +195,8 @@ def _observed_seconds(windows: pd.DataFrame, half_life: float | None) -> float:
     return float((weights * windows["wl"].to_numpy()).sum())
 
 
-def _rates(per_window: DataFrame, kind: RecordKind, topology: Topology, half_life: float | None) -> tuple[pd.DataFrame, dict]:
-    windows = per_window.select("ws", "wl").distinct().toPandas()
+def _rates(per_window: DataFrame, windows: pd.DataFrame, kind: RecordKind, topology: Topology,
+           half_life: float | None) -> tuple[pd.DataFrame, dict]:
     observed = _observed_seconds(windows, half_life)
     t_end = float((windows["ws"] + windows["wl"]).max())
     weight = F.lit(1.0) if half_life is None else F.pow(F.lit(2.0), (F.col("ws") + F.col("wl") - t_end) / half_life)
@@ -228,8 +237,11 @@ def _process(spark: SparkSession, kind: RecordKind, paths, topology: Topology, f
     read_union = raw[0]
     for df in raw[1:]:
         read_union = read_union.unionByName(df)
-    keys = ["_file", "reason", "ws", "wl", *[f"id_{c}" for c in kind.task_columns]]
-    grouped = union.groupBy(*keys).agg(F.count(F.lit(1)).alias("n"), *[F.sum(f"v_{c}").alias(f"v_{c}") for c in kind.value_columns])
+    keys = ["_file", "_source", "reason", "ws", "wl", *[f"id_{c}" for c in kind.task_columns]]
+    # the values are keys too (as k_<value>): rows equal in every field stay apart from the others
+    # for the duplicate check; the sums v_<value> are what the rates use
+    values = [F.col(f"v_{c}").alias(f"k_{c}") for c in kind.value_columns]
+    grouped = union.groupBy(*keys, *values).agg(F.count(F.lit(1)).alias("n"), *[F.sum(f"v_{c}").alias(f"v_{c}") for c in kind.value_columns])
     grouped = grouped.persist()
     try:
         counts = grouped.groupBy("_file", "reason").agg(F.sum("n").alias("n")).toPandas()
@@ -249,16 +261,64 @@ def _process(spark: SparkSession, kind: RecordKind, paths, topology: Topology, f
         if total["rows_used"] == 0:
             reasons = ", ".join(f"{r} {n}" for r, n in total["rejected_by_reason"].items())
             raise SpecError(inputs[0].path, "", f"no usable {kind.name} records: all {total['rows_read']} rows were rejected ({reasons})")
-        rates, info = _rates(grouped.filter(F.col("reason").isNull()), kind, topology, half_life)
+        used_rows = grouped.filter(F.col("reason").isNull())
+        _refuse_duplicates(used_rows, kind, topology)
+        windows = _tumbling_windows(used_rows.select("ws", "wl", "_source").distinct().toPandas())
+        rates, info = _rates(used_rows, windows, kind, topology, half_life)
     finally:
         grouped.unpersist()
     rejected = None
     if total["rows_rejected"]:
         rejected = union.filter(F.col("reason").isNotNull()).select(
-            F.col("_file").alias("source_file"), "reason", "field", "raw_record", *[f"raw_{c}" for c in kind.columns])
+            F.url_decode(F.regexp_replace("_source", "^file://", "")).alias("source_file"), "reason", "field", "raw_record", *[f"raw_{c}" for c in kind.columns])
         for c in kind.columns:
             rejected = rejected.withColumnRenamed(f"raw_{c}", c)
     return _KindResult(rates, {**total, **info, "files": files}, rejected)
+
+
+def _local_path(uri: str) -> str:
+    """Spark's ``input_file_name()`` (``file:///dir/a.csv``) as a path; other URIs as they are."""
+    parsed = urlparse(uri)
+    return unquote(parsed.path) if parsed.scheme == "file" else uri
+
+
+def _window_text(ws: float, wl: float) -> str:
+    return f"[{ws:.15g}, {ws + wl:.15g})"
+
+
+def _refuse_duplicates(used: DataFrame, kind: RecordKind, topology: Topology) -> None:
+    """Two used rows equal in every field (task or edge, window, counts): a duplicate, refused (see the module doc)."""
+    keys = ["ws", "wl", *[f"id_{c}" for c in kind.task_columns], *[f"k_{c}" for c in kind.value_columns]]
+    dup = (used.groupBy(*keys).agg(F.sum("n").alias("n"), F.array_sort(F.collect_set("_source")).alias("files"))
+           .filter(F.col("n") > 1).orderBy(*keys).first())
+    if dup is None:
+        return
+    labels = topology.task_labels
+    what = " -> ".join(labels[dup[f"id_{c}"]] for c in kind.task_columns)
+    files = [_local_path(f) for f in dup["files"]]
+    also = f" (also in {', '.join(files[1:])})" if len(files) > 1 else ""
+    raise SpecError(files[0], "", f"{kind.name} record of {what} for window {_window_text(dup['ws'], dup['wl'])} "
+                                  f"appears {dup['n']} times with the same counts{also}: copies would be counted twice; remove them "
+                                  "(rows of one window with different counts are added up)")
+
+
+def _tumbling_windows(by_file: pd.DataFrame) -> pd.DataFrame:
+    """The distinct windows (``ws``, ``wl``) of ``by_file`` (``ws, wl, _source``); refuses two that overlap."""
+    windows = by_file.drop_duplicates(["ws", "wl"]).sort_values(["ws", "wl"]).reset_index(drop=True)
+    ends = (windows["ws"] + windows["wl"]).to_numpy()
+    reach = np.maximum.accumulate(ends)   # the latest end of any window that starts no later
+    starts = windows["ws"].to_numpy()
+    clash = np.flatnonzero(starts[1:] < reach[:-1] - OVERLAP_TOLERANCE_S)
+    if len(clash):
+        later = clash[0] + 1
+        earlier = int(np.flatnonzero(ends[:later] > starts[later] + OVERLAP_TOLERANCE_S)[0])
+        a, b = windows.iloc[earlier], windows.iloc[later]
+        file_a, file_b = (_local_path(by_file.loc[(by_file["ws"] == w["ws"]) & (by_file["wl"] == w["wl"]), "_source"].iloc[0])
+                          for w in (a, b))
+        raise SpecError(file_b, "window_start", f"window {_window_text(b['ws'], b['wl'])} overlaps window "
+                                                f"{_window_text(a['ws'], a['wl'])} of {file_a}: a profile needs "
+                                                "windows that do not overlap (each second counted once)")
+    return windows[["ws", "wl"]]
 
 
 def _by_reason(maps) -> dict[str, int]:

@@ -14,7 +14,10 @@ the same packages.
 
 Spark 4 needs Java 17 or newer: :func:`check_java` turns a missing or old Java into one clear
 line (:class:`SparkUnavailable`) before any JVM is launched. PySpark's own Python loggers for
-query errors are silenced: those errors are raised, and the CLI reports them in one line.
+query errors are silenced: those errors are raised, and the CLI reports them in one line. The
+JVM's stderr passes through a filter that drops the one line Java prints for the incubator module
+Spark's launcher always adds (``WARNING: Using incubator modules: jdk.incubator.vector``); every
+other line reaches stderr unchanged.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlparse
@@ -34,6 +38,7 @@ DEFAULT_MASTER = "local[*]"
 MIN_JAVA = 17
 LOG4J = Path(__file__).with_name("log4j2.properties")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+JVM_BANNER = "WARNING: Using incubator modules:"
 
 
 class SparkUnavailable(RuntimeError):
@@ -117,15 +122,48 @@ def start_session(master: str | None = None, *, driver_memory: str = "2g", shuff
 
     for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):  # errors are raised (and reported) anyway
         PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
-    builder = SparkSession.builder.master(master)
-    for key, value in session_conf(master, driver_memory=driver_memory, shuffle_partitions=shuffle_partitions,
-                                   fast_start=fast_start).items():
+    conf = {"spark.master": master, **session_conf(master, driver_memory=driver_memory, shuffle_partitions=shuffle_partitions,
+                                                  fast_start=fast_start)}
+    builder = SparkSession.builder
+    for key, value in conf.items():
         builder = builder.config(key, value)
     try:
+        _launch_gateway(conf)
         return builder.getOrCreate()
     except Exception as exc:  # py4j / launcher errors: keep one line
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise SparkUnavailable(f"spark: cannot start a session on {master}: {first}") from exc
+
+
+def _forward_stderr(fd: int) -> None:
+    """Copy the JVM's stderr to ours, without Java's incubator-module banner."""
+    with os.fdopen(fd, "rb") as pipe:
+        for line in pipe:
+            if not line.startswith(JVM_BANNER.encode()):
+                sys.stderr.buffer.write(line)
+                sys.stderr.flush()
+
+
+def _launch_gateway(conf: dict[str, str]) -> None:
+    """Start PySpark's JVM (once per process) with its stderr through :func:`_forward_stderr`.
+
+    PySpark would start the same JVM on the first SparkContext; starting it here only adds the
+    filter. The JVM settings (driver memory and options) are taken at this launch.
+    """
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    with SparkContext._lock:
+        if SparkContext._gateway is not None:
+            return
+        read, write = os.pipe()
+        threading.Thread(target=_forward_stderr, args=(read,), name="spark-stderr", daemon=True).start()
+        try:
+            gateway = launch_gateway(SparkConf(loadDefaults=False).setAll(list(conf.items())), popen_kwargs={"stderr": write})
+        finally:
+            os.close(write)   # the JVM holds its own copy; the filter ends when the JVM exits
+        SparkContext._gateway = gateway
+        SparkContext._jvm = gateway.jvm
 
 
 def active_session():

@@ -52,3 +52,30 @@ def test_brackets_in_operator_names_are_refused(rel, small, tmp_path):
     proc = rel.run_cli("schedule", topo, cluster, "-s", "even")
     line = rel.one_line(proc)
     assert proc.returncode == 2 and "operators[1].name" in line
+
+
+def test_duplicate_records_are_refused_naming_both_files(rel, small, tmp_path):
+    topo, _ = small
+    data = tmp_path / "traffic"
+    data.mkdir()
+    (data / "a.csv").write_text(HEADER + "0,10,S[0],B[0],100,1000\n10,10,S[0],B[0],100,1000\n")
+    (data / "b.csv").write_text(HEADER + "10,10,S[0],B[0],100,1000\n")   # a copy of a.csv's second row
+    before = rel.snapshot(tmp_path)
+    proc = rel.run_cli("profile", "--topology", topo, "--traffic", data, "-o", tmp_path / "profile")
+    line = rel.one_line(proc)
+    assert proc.returncode == 2, proc.stderr
+    assert "S[0] -> B[0]" in line and "[10, 20)" in line and "2 times" in line and "a.csv" in line and "b.csv" in line
+    assert rel.snapshot(tmp_path) == before
+
+
+def test_overlapping_windows_are_refused(rel, small, tmp_path):
+    topo, _ = small
+    data = tmp_path / "traffic"
+    data.mkdir()
+    (data / "ten.csv").write_text(HEADER + "".join(f"{t},10,S[0],B[0],100,1000\n" for t in range(0, 60, 10)))
+    (data / "sixty.csv").write_text(HEADER + "0,60,S[1],B[1],600,6000\n")
+    before = rel.snapshot(tmp_path)
+    proc = rel.run_cli("profile", "--topology", topo, "--traffic", data, "-o", tmp_path / "profile")
+    line = rel.one_line(proc)
+    assert proc.returncode == 2 and "overlaps" in line and "[0, 60)" in line and "sixty.csv" in line, line
+    assert rel.snapshot(tmp_path) == before
