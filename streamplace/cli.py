@@ -712,7 +712,7 @@ STORM_RUN_KEYS = ("mode", "storm_version", "plan_applied", "plan_matches", "sche
 
 def _storm_progress(settings):
     """Prints the run's progress on stderr, one line per step."""
-    messages = {"testbed": "{message}", "starting": f"starting {settings.mode} Storm", "cluster": "{supervisors} supervisors up",
+    messages = {"testbed": "{message}", "note": "{message}", "starting": f"starting {settings.mode} Storm", "cluster": "{supervisors} supervisors up",
                 "submitted": "submitted {job}", "assigned": "{job}: every executor assigned",
                 "running": "{job}: every worker running", "warmup": "warm-up {seconds:g} s", "measuring": "measuring {seconds:g} s",
                 "killed": "{job} killed"}

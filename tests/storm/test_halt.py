@@ -1,0 +1,49 @@
+"""An embedded Storm that halts itself (exit 20) mid-run: the reason is read from its log and
+only the jobs it had not finished run again (the retry logic, with the JVM replaced)."""
+
+from streamplace.storm import run as storm_run
+from streamplace.storm.run import Job, RunSettings, StormHalted, run_jobs
+from streamplace.workloads.microbench import cluster, microbench
+
+LOG = """\
+16:06:08.211 INFO  [timer] o.s.s.PlanScheduler streamplace: applied plan
+16:06:09.392 ERROR [SLOT_1024] o.a.s.d.s.Slot Error when processing event
+java.lang.IllegalStateException: worker gone
+\tat org.apache.storm.daemon.supervisor.Slot.run(Slot.java:1100)
+16:06:09.393 ERROR [SLOT_1024] o.a.s.u.Utils Halting process: Error when processing an event
+java.lang.RuntimeException: Halting process: Error when processing an event
+"""
+
+
+def test_halt_reason_is_the_error_logged_before_the_halt(tmp_path):
+    log = tmp_path / "storm.log"
+    log.write_text(LOG)
+    assert storm_run._halt_reason(log) == ("[SLOT_1024] o.a.s.d.s.Slot Error when processing event: "
+                                           "java.lang.IllegalStateException: worker gone")
+    assert storm_run._halt_reason(tmp_path / "missing.log") == "no log"
+
+
+def test_only_unfinished_jobs_run_again_once(tmp_path, monkeypatch):
+    calls = []
+
+    def fake_drive(java, cp, runner, document, settings, jobs, work_dir, on_event, bed):
+        calls.append([entry["name"] for entry in document["jobs"]])
+        assert [job.name for job in jobs] == calls[-1]
+        (work_dir / "storm.log").write_text(LOG)
+        if len(calls) == 1:   # the first JVM finished job "a" and then halted
+            raise StormHalted(f"embedded Storm halted itself (exit 20: {storm_run._halt_reason(work_dir / 'storm.log')})",
+                              {"a": {"job": "a"}})
+        return {name: {"job": name} for name in calls[-1]}
+
+    monkeypatch.setattr(storm_run, "_drive", fake_drive)
+    monkeypatch.setattr(storm_run.jvm, "java", lambda: "java")
+    monkeypatch.setattr(storm_run.jvm, "classpath", lambda: "cp")
+    topology = microbench("linear", 12)
+    jobs = [Job(name, topology, None, 2, duration_s=0) for name in ("a", "b", "c")]
+    notes = []
+    results = run_jobs(cluster("homogeneous"), jobs, RunSettings(), tmp_path, on_event=notes.append)
+    assert calls == [["a", "b", "c"], ["b", "c"]]
+    assert sorted(results) == ["a", "b", "c"]
+    assert (tmp_path / "storm-halted.log").read_text() == LOG
+    assert [n["event"] for n in notes] == ["note"] and "worker gone" in notes[0]["message"]
+    assert "2 unfinished jobs" in notes[0]["message"]
