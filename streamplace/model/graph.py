@@ -14,6 +14,7 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
+from .memory import over_limit, problem_bytes
 from .topology import Stream, Topology, TopologyError
 
 MAX_EDGES = 50_000_000
@@ -130,6 +131,9 @@ def stream_flows(topo: Topology, block=stream_block) -> tuple[np.ndarray, list]:
     n_edges = edge_count(topo)
     if n_edges > MAX_EDGES:
         raise TopologyError("streams", f"the topology expands to {n_edges:,} task edges (limit {MAX_EDGES:,})")
+    too_big = over_limit(problem_bytes(topo.n_tasks, n_edges), f"its {topo.n_tasks:,} tasks and {n_edges:,} task edges")
+    if too_big:
+        raise TopologyError("streams", too_big)
     in_rate = np.zeros(topo.n_tasks)
     for op in topo.operators:
         if topo.is_source(op.name):

@@ -1,5 +1,12 @@
 """The memory limit for inputs: estimated before anything large is allocated.
 
+What a problem needs is estimated from its size (:func:`problem_bytes`): per directed task
+edge :data:`EDGE_BYTES`, per task :data:`TASK_BYTES`. Measured: building an analytic task graph
+and its symmetric weights peaks at 93-97 bytes per edge (10^6-9x10^6 edges); in
+``benchmarks/scale.py`` a synthetic problem of 10^6 tasks and 3.5x10^6 edges scheduled by metis
+peaks 0.48 GB above the interpreter. The constants give that case 0.85 GB: headroom for the
+schedulers' own working arrays.
+
 Default: half of this machine's memory (``/proc/meminfo``'s MemTotal; 8 GiB where unknown).
 ``$STREAMPLACE_MEMORY_LIMIT`` (bytes, or a number with K/M/G/T, e.g. ``12G``) overrides it; the
 command line's ``--memory-limit`` sets that variable.
@@ -11,6 +18,8 @@ import os
 
 ENV = "STREAMPLACE_MEMORY_LIMIT"
 _UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+EDGE_BYTES = 200
+TASK_BYTES = 150
 
 
 def parse_size(text: str) -> int:
@@ -48,3 +57,16 @@ def memory_limit() -> int:
 def describe_limit(limit: int) -> str:
     where = f"set by {ENV}" if os.environ.get(ENV) else "half of this machine's memory"
     return f"{limit / 2**30:.1f} GiB ({where}; raise it with --memory-limit)"
+
+
+def problem_bytes(n_tasks: int, n_edges: int) -> int:
+    """Estimated peak memory to build, schedule and evaluate a problem of this size."""
+    return TASK_BYTES * int(n_tasks) + EDGE_BYTES * int(n_edges)
+
+
+def over_limit(need: int, what: str) -> str | None:
+    """``None`` if ``need`` bytes fit the limit, else the sentence saying they do not."""
+    limit = memory_limit()
+    if need <= limit:
+        return None
+    return f"{what} need about {need / 2**30:.1f} GiB of memory; the limit is {describe_limit(limit)}"

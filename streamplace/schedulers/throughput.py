@@ -299,6 +299,7 @@ class ThroughputScheduler(Scheduler):
 
     name = "throughput"
     respects_capacity = False  # capacity here is CPU percent (TCU vs MAC), checked by the search
+    needs_profiling = True
     profiling: str | Profiling | None = None
     r0: float | None = None
     max_batch: int = 1

@@ -4,8 +4,8 @@ Mode ``embedded``: one JVM (``org.streamplace.storm.LocalRunner``) starts a Loca
 supervisor per cluster node (its slots as ports, scheduler meta ``node`` = the node's name) and
 the plan plugin as Nimbus' scheduler. Every worker runs inside that JVM: good for checking
 plans, task ids and the monitor, not for performance. LocalCluster can, rarely, stop its own
-JVM when a worker is killed while one of its threads waits (exit 20, Storm's halt code; seen once
-in about 20 CI runs): the jobs it had not finished then run once more in a new JVM, with a note,
+JVM when a worker is killed while one of its threads waits (exit 20, Storm's halt code; it
+failed one CI run): the jobs it had not finished then run once more in a new JVM, with a note,
 and the first JVM's log is kept as ``storm-halted.log``.
 
 Mode ``cluster``: the multi-process testbed (:mod:`.testbed`): ZooKeeper, Nimbus and one

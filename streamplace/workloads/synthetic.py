@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model import Cluster, Node, Operator, Problem, Stream, TaskGraph, Topology
+from ..model.memory import over_limit, problem_bytes
 
 MAX_TASKS = 20_000_000
 MIN_OPS, MAX_OPS = 4, 10
@@ -110,6 +111,10 @@ def synthetic_topology(n_tasks: int, *, seed: int = 0, jobs: int | None = None,
         raise ValueError(f"n_tasks must be between {MIN_OPS} and {MAX_TASKS:,}, got {n_tasks}")
     if fanout < 1:
         raise ValueError(f"fanout must be >= 1, got {fanout}")
+    # measured: 3.5-3.6 edges per task at fan-out 3 (benchmarks/scale.py), so fan-out + 1 bounds it
+    too_big = over_limit(problem_bytes(n_tasks, (fanout + 1) * n_tasks), f"{n_tasks:,} tasks with fan-out {fanout}")
+    if too_big:
+        raise ValueError(too_big)
     jobs = default_jobs(n_tasks) if jobs is None else jobs
     if not 1 <= jobs <= n_tasks // MIN_OPS:
         raise ValueError(f"jobs must be between 1 and n_tasks / {MIN_OPS} = {n_tasks // MIN_OPS}, got {jobs}")
