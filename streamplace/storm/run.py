@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import queue
+import re
 import shutil
 import tempfile
 import threading
@@ -221,8 +222,8 @@ def _drive(java, cp, runner, document, settings, jobs, work_dir, on_event, bed) 
     if code == STORM_HALT and bed is None and len(results) < len(jobs):
         raise StormHalted(f"embedded Storm halted itself (exit {code}: {_halt_reason(work_dir / 'storm.log')})", results)
     if code != 0 or len(results) != len(jobs):
-        err = (work_dir / "runner.stderr").read_text(errors="replace").strip().splitlines()
-        last = next((ln for ln in reversed(err) if ln.strip()), None) or _first_storm_error(work_dir / "storm.log")
+        err = (work_dir / "runner.stderr").read_text(errors="replace").splitlines()
+        last = _java_failure(err) or _java_failure(_log_lines(work_dir / "storm.log")) or "no message"
         raise StormError(f"{what} failed (exit {code}): {last.removeprefix('streamplace: ')} "
                          f"(log: {work_dir / 'storm.log'})")
     return results
@@ -238,9 +239,8 @@ class StormHalted(StormError):
 
 def _halt_reason(log: Path) -> str:
     """The error Storm logged just before ``Halting process`` (the thread, the message, the exception)."""
-    try:
-        lines = log.read_text(errors="replace").splitlines()
-    except OSError:
+    lines = _log_lines(log)
+    if not lines:
         return "no log"
     halt = next((i for i in range(len(lines) - 1, -1, -1) if " ERROR " in lines[i] and "Halting process" in lines[i]),
                 len(lines))
@@ -251,14 +251,36 @@ def _halt_reason(log: Path) -> str:
     return " ".join(lines[error].split(" ERROR ", 1)[1].split()) + (f": {cause}" if cause else "")
 
 
-def _first_storm_error(log: Path) -> str:
-    """The first exception Storm logged (its cause), for a runner that died without a word."""
+def _log_lines(log: Path) -> list[str]:
     try:
-        lines = log.read_text(errors="replace").splitlines()
+        return log.read_text(errors="replace").splitlines()
     except OSError:
-        return "no message"
-    causes = [ln.strip() for ln in lines if ln.startswith(("java.", "Caused by:")) and "Exception" in ln]
-    return causes[0] if causes else "no message"
+        return []
+
+
+_FRAME = re.compile(r"\s+(at |\.\.\. \d+ more)")
+
+
+def _java_failure(lines: list[str]) -> str | None:
+    """What a dead JVM said last, as one line: our runner's own message, else the root cause of the
+    first Java stack trace with the first frame outside the JDK (where it happened)."""
+    own = [ln.strip() for ln in lines if ln.startswith("streamplace: ")]
+    if own:
+        return own[-1]
+    start = next((i for i, ln in enumerate(lines) if re.match(r"(Exception in thread .*)?[\w.$]+(Exception|Error)\b", ln)),
+                 None)
+    if start is None:
+        return next((ln.strip() for ln in reversed(lines) if ln.strip() and not _FRAME.match(ln)), None)
+    trace = [lines[start]]
+    for ln in lines[start + 1:]:
+        if not (_FRAME.match(ln) or ln.startswith("Caused by:")):
+            break
+        trace.append(ln)
+    root = max((i for i, ln in enumerate(trace) if not _FRAME.match(ln)))
+    frame = next((ln.strip()[3:] for ln in trace[root + 1:] if ln.strip().startswith("at ")
+                  and not ln.strip().startswith(("at java.", "at jdk.", "at sun."))), None)
+    cause = trace[root].removeprefix("Caused by: ").strip()
+    return f"{cause} (at {frame})" if frame else cause
 
 
 class _WireWindow:

@@ -22,6 +22,8 @@ import org.apache.storm.generated.StormTopology;
  * {@code -Dstreamplace.log.file}.
  */
 public final class LocalRunner implements JobRunner.Engine {
+    static final int SUBMIT_ATTEMPTS = 3;
+
     private final LocalCluster cluster;
     private final Map<String, String> nodeOfSupervisor = new HashMap<>();
     private final Map<String, List<Integer>> portsOfNode = new HashMap<>();
@@ -65,9 +67,42 @@ public final class LocalRunner implements JobRunner.Engine {
         return cluster;
     }
 
+    /**
+     * Submits, once more (up to {@link #SUBMIT_ATTEMPTS} times) when Storm's own blob store race
+     * strikes: in local mode each supervisor opens a LocalFsBlobStore whose cleanup thread deletes
+     * every empty key directory at once, and can delete the one Nimbus has just created for the new
+     * topology before its file is written (FileBlobStoreImpl.fullCleanup against
+     * LocalFsBlobStoreFile.getOutputStream). The failed submission set up nothing under the name.
+     */
     @Override
     public void submit(String name, Map<String, Object> conf, StormTopology topology) throws Exception {
-        cluster.submitTopology(name, conf, topology);
+        for (int attempt = 1; ; attempt++) {
+            try {
+                cluster.submitTopology(name, conf, topology);
+                return;
+            } catch (RuntimeException e) {
+                if (attempt == SUBMIT_ATTEMPTS || !isBlobStoreRace(e)) {
+                    throw e;
+                }
+                JobRunner.event("note", Map.of("message", "Storm's local blob store cleanup removed the directory "
+                        + "of " + name + " while it was submitted; submitting again (attempt " + (attempt + 1) + ")"));
+                Thread.sleep(500L * attempt);
+            }
+        }
+    }
+
+    /** True when a file of Storm's blob store could not be created because its directory vanished. */
+    static boolean isBlobStoreRace(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof java.io.IOException && String.valueOf(t.getMessage()).contains("No such file or directory")) {
+                for (StackTraceElement frame : t.getStackTrace()) {
+                    if (frame.getClassName().startsWith("org.apache.storm.blobstore.")) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
     }
 
     /** From the assignment in cluster state: all LocalCluster supervisors share one host name. */

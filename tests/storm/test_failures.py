@@ -1,5 +1,6 @@
-"""An embedded Storm that halts itself (exit 20) mid-run: the reason is read from its log and
-only the jobs it had not finished run again (the retry logic, with the JVM replaced)."""
+"""How a failed Storm run is reported: an embedded Storm that halts itself (exit 20) mid-run has its
+reason read from its log and only the jobs it had not finished run again (the retry logic, with the
+JVM replaced); a JVM that dies is summed up by the root cause of its stack trace."""
 
 from streamplace.storm import run as storm_run
 from streamplace.storm.run import Job, RunSettings, StormHalted, run_jobs
@@ -47,3 +48,29 @@ def test_only_unfinished_jobs_run_again_once(tmp_path, monkeypatch):
     assert (tmp_path / "storm-halted.log").read_text() == LOG
     assert [n["event"] for n in notes] == ["note"] and "worker gone" in notes[0]["message"]
     assert "2 unfinished jobs" in notes[0]["message"]
+
+
+# stderr of a LocalRunner that died in a CI run (Storm's local blob store race, now retried in Java)
+STDERR = """\
+java.lang.RuntimeException: java.lang.RuntimeException: java.io.IOException: No such file or directory
+\tat org.apache.storm.daemon.nimbus.Nimbus.submitTopologyWithOpts(Nimbus.java:3411)
+\tat org.streamplace.storm.LocalRunner.submit(LocalRunner.java:70)
+Caused by: java.lang.RuntimeException: java.io.IOException: No such file or directory
+\tat org.apache.storm.blobstore.LocalFsBlobStore.createBlob(LocalFsBlobStore.java:226)
+\t... 8 more
+Caused by: java.io.IOException: No such file or directory
+\tat java.base/java.io.UnixFileSystem.createFileExclusively(Native Method)
+\tat java.base/java.io.File.createNewFile(File.java:1043)
+\tat org.apache.storm.blobstore.LocalFsBlobStoreFile.getOutputStream(LocalFsBlobStoreFile.java:112)
+\t... 12 more
+"""
+
+
+def test_a_dead_jvm_is_summed_up_by_its_root_cause_and_where():
+    assert storm_run._java_failure(STDERR.splitlines()) == (
+        "java.io.IOException: No such file or directory "
+        "(at org.apache.storm.blobstore.LocalFsBlobStoreFile.getOutputStream(LocalFsBlobStoreFile.java:112))")
+    assert storm_run._java_failure(["SLF4J: a warning", "streamplace: job.json: jobs: must be a list"]) == \
+        "streamplace: job.json: jobs: must be a list"
+    assert storm_run._java_failure(["", "killed"]) == "killed"
+    assert storm_run._java_failure([]) is None
