@@ -73,8 +73,9 @@ class Scheduler:
     # Whether a solve-time budget bounds the run (the CLI's --time-limit): a scheduler that does not
     # declare it runs to completion, and the CLI says so before starting.
     honours_time_limit: ClassVar[bool] = False
-    # Worst-case running time in n tasks, m task edges, k nodes, o operators, as the docstring
-    # derives it (benchmarks/scale.py prints it beside the measured growth).
+    # Worst-case running time in n tasks, m task edges, k nodes, o operators, s streams, S worker
+    # slots, as the module docstring derives it (benchmarks/scale.py prints it beside the
+    # measured growth).
     complexity: ClassVar[str] = ""
     # Whether the scheduler needs each operator's CPU cost per tuple (a profiling) to run at all.
     needs_profiling: ClassVar[bool] = False

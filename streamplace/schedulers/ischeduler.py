@@ -53,6 +53,9 @@ Deliberate deviations and choices where the paper is silent:
   raises :class:`Infeasible`.
 * Status: "optimal"/"feasible" (with the solver's lower bound) only when nothing was fused, so
   the solved graph is the original one; otherwise "heuristic".
+
+Running time: one METIS partition of the unfused sub-graph per capacity class, O(c (n + m) log k)
+for c classes, plus at most ``theta`` seconds of CP-SAT on a reduced graph of phi vertices.
 """
 
 from __future__ import annotations
@@ -296,6 +299,7 @@ class IScheduler(Scheduler):
     optimiser (None = calibrated for theta); ``tasks_per_worker``: T of the second level."""
 
     name = "ischeduler"
+    complexity = "O(c (n + m) log k) + theta"
     honours_time_limit = True
     theta: float = 1.0
     phi: int | None = None

@@ -27,6 +27,10 @@ assignment (starting from the last remaining operator gives the same numbers); u
 ``i mod r`` it does (star: +71.34 % instead of +59.45 %).
 
 Like ``even``, L/F ignores capacity (overloads are reported by the metrics, not refused).
+
+Running time: at most one distinct run per operator, each a depth-first visit of the o operators
+and s streams, O(o (o + s)); assigning the (at most n) pipelines to S slots through a heap,
+O(n log S).
 """
 
 from __future__ import annotations
@@ -132,6 +136,7 @@ class LFScheduler(Scheduler):
     ``assignment``: ``least_loaded`` (DESIGN 5) or ``round_robin`` (the literal ``i mod r``)."""
 
     name = "lf"
+    complexity = "O(o (o + s) + n log S)"
     respects_capacity = False
     workers: int | None = None
     assignment: str = "least_loaded"

@@ -109,6 +109,10 @@ capacities share one such scale; if it is inexact, loads are rounded up and capa
 returned placement is truly feasible), but the restricted model may miss solutions, so "optimal"
 is downgraded to "feasible", "infeasible" to "unknown", and the bound is the trivial 0.
 The reported ``objective`` is always recomputed from the original ``W`` by :func:`inter_node_cost`.
+
+Running time: CP-SAT's branch and bound is exponential in the worst case; the run stops at
+``time_limit`` with the best placement and bound found, and jobs above ``max_tasks`` are refused
+before a model is built.
 """
 
 from __future__ import annotations
@@ -1108,6 +1112,7 @@ class OptimalScheduler(Scheduler):
     """
 
     name = "optimal"
+    complexity = "exponential; bounded by time_limit and max_tasks"
     honours_time_limit = True
     time_limit: float = 10.0
     num_workers: int = 8

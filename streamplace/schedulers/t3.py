@@ -34,6 +34,10 @@ index, so the simplified graph never grows beyond one vertex per operator.
 Cost: every placed task's adjacency row is read once (sub-graph scores and group edges); a
 group-pair split sorts the task pairs between the two groups and walks them in chunks, only
 visiting pairs that can still change the selection in Python.
+
+Running time: every placed task's adjacency row is read once and a group-pair split sorts the
+pairs between two groups, O(m log m) over the run; choosing the next group scans at most o
+groups, up to o times per node, O(k o^2).
 """
 
 from __future__ import annotations
@@ -277,6 +281,7 @@ class T3Scheduler(Scheduler):
     """``tasks_per_worker``: T of [T3] Eq. 3 (max tasks per worker at the second level)."""
 
     name = "t3"
+    complexity = "O(m log m + k o^2)"
     tasks_per_worker: int = DEFAULT_TASKS_PER_WORKER
 
     def __post_init__(self):

@@ -45,6 +45,9 @@ Cluster and profiling: if every node of the problem's cluster has a ``machine_ty
 profiling declares, those nodes are the machines (the profiling's counts are ignored); if no
 node does, the machines are built from the profiling's counts; a mix is refused. Without a
 profiling, one is derived from the operators' ``cpu_per_tuple`` and the cluster's machine types.
+
+Running time: every search step (an instance added or the rate raised, I steps) recomputes the
+usage of the k machines from o operator rows, O(o k) per step, independent of the task edges.
 """
 
 from __future__ import annotations
@@ -298,6 +301,7 @@ class ThroughputScheduler(Scheduler):
     ``max_batch``: how many new instances may be taken at once when one fits nowhere (1 = [N] Alg. 2)."""
 
     name = "throughput"
+    complexity = "O(I o k)"
     respects_capacity = False  # capacity here is CPU percent (TCU vs MAC), checked by the search
     needs_profiling = True
     profiling: str | Profiling | None = None

@@ -1,6 +1,7 @@
 """The contract every registered scheduler obeys (DESIGN 3), checked over the whole registry."""
 
 import dataclasses
+import sys
 
 import numpy as np
 import pytest
@@ -22,6 +23,9 @@ def test_registry_has_the_design_schedulers():
     assert {"even", "optimal"} <= set(available())
     for name, cls in REGISTRY.items():
         assert cls.name == name and dataclasses.is_dataclass(cls)
+        # the running time is declared and derived in the module's docstring
+        assert cls.complexity.startswith(("O(", "exponential")), name
+        assert "Running time" in sys.modules[cls.__module__].__doc__, name
         sched = cls()
         assert sched.get_params()["seed"] == 0
         assert make_scheduler(name, {k: str(v) for k, v in sched.get_params().items()
