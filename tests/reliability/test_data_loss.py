@@ -55,6 +55,17 @@ def test_profile_into_a_directory_of_other_files_needs_force(rel, small, tmp_pat
     assert rel.snapshot(tmp_path) == before
 
 
+def test_storm_run_into_a_directory_of_other_files_needs_force(rel, small, tmp_path):
+    topo, cluster = small
+    other = tmp_path / "notes"
+    other.mkdir()
+    (other / "keep.txt").write_text("mine\n")
+    before = rel.snapshot(tmp_path)
+    proc = rel.run_cli("storm", "run", topo, cluster, "-s", "even", "-o", other)
+    assert proc.returncode == 2 and "--force" in rel.one_line(proc) and "not empty" in proc.stderr
+    assert rel.snapshot(tmp_path) == before
+
+
 def test_traffic_output_onto_its_records_is_refused(rel, small, tmp_path):
     topo, _ = small
     records = tmp_path / "mon" / "traffic.csv"
