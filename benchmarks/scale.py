@@ -52,12 +52,11 @@ def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def scheduler_params(name: str, seed: int, extra: list[str], time_limit: float | None = None) -> dict:
-    """Defaults of this benchmark, the seed, the time limit (schedulers that honour one), then
+def scheduler_params(name: str, extra: list[str], time_limit: float | None = None) -> dict:
+    """Defaults of this benchmark (but not a budget when ``--time-limit`` gives one), then
     ``--param NAME.KEY=VALUE`` overrides."""
-    params = {**PARAMS.get(name, {}), "seed": seed}
-    if time_limit is not None and REGISTRY[name].honours_time_limit:  # the budget field, as the CLI sets it
-        params.update({key: time_limit for key in ("time_limit", "theta") if key in REGISTRY[name].__dataclass_fields__})
+    budget = REGISTRY[name].budget_param if time_limit is not None else None
+    params = {key: value for key, value in PARAMS.get(name, {}).items() if key != budget}
     for item in extra:
         target, _, value = item.partition("=")
         owner, _, key = target.partition(".")
@@ -81,7 +80,9 @@ def run_one(n_tasks: int, n_nodes: int, scheduler: str, seed: int, extra: list[s
     generated = time.perf_counter() - start
     rss_before = rss_mb()
     cpu = time.process_time()
-    result = make_scheduler(scheduler, scheduler_params(scheduler, seed, extra, time_limit)).schedule(problem)
+    sched = make_scheduler(scheduler, scheduler_params(scheduler, extra, time_limit), seed=seed,
+                           time_limit=time_limit)
+    result = sched.schedule(problem)
     cpu = time.process_time() - cpu
     row = {"tasks": n_tasks, "nodes": n_nodes, "edges": int(problem.graph.edges[0].size), "scheduler": scheduler,
            "generate_s": generated, "schedule_s": result.seconds, "cpu_s": cpu, "rss_before_mb": rss_before,
@@ -125,7 +126,8 @@ def main() -> None:
     if args.profile:
         tasks, nodes, name = args.profile.split(":")
         problem = synthetic_problem(int(float(tasks)), int(float(nodes)), seed=args.seed)
-        scheduler = make_scheduler(name, scheduler_params(name, args.seed, args.param))
+        scheduler = make_scheduler(name, scheduler_params(name, args.param, args.time_limit), seed=args.seed,
+                                   time_limit=args.time_limit)
         profiler = cProfile.Profile()
         profiler.runcall(scheduler.schedule, problem)
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(30)

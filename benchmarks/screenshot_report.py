@@ -50,7 +50,7 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 def micro_records(sizes: list[int], time_limit: float) -> list[dict]:
     records = []
-    schedulers = [make_scheduler(n, {"time_limit": time_limit} if n == "optimal" else {}) for n in available()]
+    schedulers = [make_scheduler(n, time_limit=time_limit) for n in available()]
     for inst in microbench.instances(sizes=sizes):
         for sched in schedulers:
             record = result_record(sched.schedule(inst.problem), include_placement=False)

@@ -24,6 +24,7 @@ from .model.profiling import DEFAULT_MET, profiling_to_dict
 from .model.specs import (SpecError, atomic_write_text, cluster_to_dict, load_cluster, load_placement,
                           load_topology, read_document, topology_to_dict, write_document)
 from .schedulers import ParameterError, available, make_scheduler
+from .schedulers.base import MAX_TIME_LIMIT
 from .storm.errors import StormError
 from .workloads import microbench
 from .workloads import lf as lf_workloads
@@ -51,9 +52,8 @@ class FiniteFloat(click.FloatRange):
         return number
 
 
-MAX_SECONDS = 1e6  # time limits: up to ~11.5 days
-SECONDS = FiniteFloat(min=0, max=MAX_SECONDS)  # 0: ischeduler's theta 0 (its heuristic alone)
-POSITIVE_SECONDS = FiniteFloat(min=0, max=MAX_SECONDS, min_open=True)
+SECONDS = FiniteFloat(min=0, max=MAX_TIME_LIMIT)  # 0: ischeduler's theta 0 (its heuristic alone)
+POSITIVE_SECONDS = FiniteFloat(min=0, max=MAX_TIME_LIMIT, min_open=True)
 SEED = click.IntRange(min=0, max=2**31 - 1)  # CP-SAT and METIS take 32-bit seeds
 
 
@@ -69,21 +69,11 @@ def _parse_params(pairs: tuple[str, ...]) -> dict[str, str]:
 
 def _scheduler(name: str, params: dict, seed: int | None, time_limit: float | None, profiling: str | None = None):
     from .schedulers.base import REGISTRY
-    if name in REGISTRY:
-        fields = REGISTRY[name].__dataclass_fields__
-        if seed is not None:
-            params.setdefault("seed", seed)
-        if profiling is not None and "profiling" in fields:
-            params.setdefault("profiling", profiling)
-        if time_limit is not None:  # the solve-time budget: time_limit, or I-Scheduler's theta
-            for key in ("time_limit", "theta"):
-                if key in fields:
-                    params.setdefault(key, time_limit)
-            if not REGISTRY[name].honours_time_limit:
-                click.echo(f"streamplace: note: {name} takes no time limit and runs to completion "
-                           f"(--time-limit applies to {', '.join(n for n, c in REGISTRY.items() if c.honours_time_limit)})",
-                           err=True)
-    return make_scheduler(name, params)
+    if time_limit is not None and name in REGISTRY and not REGISTRY[name].honours_time_limit:
+        click.echo(f"streamplace: note: {name} takes no time limit and runs to completion "
+                   f"(--time-limit applies to {', '.join(n for n, c in REGISTRY.items() if c.honours_time_limit)})",
+                   err=True)
+    return make_scheduler(name, params, seed=seed, time_limit=time_limit, profiling=profiling)
 
 
 PROFILING_HELP = ("Profiling spec (YAML/JSON: machine types, e and MET tables, R0) passed to schedulers that "

@@ -35,8 +35,10 @@ that). Cores and bandwidth are the testbed's, so the performance model sees 4 an
 Scheduler parameters. ``optimal``: ``time_limit`` (default 10 s; a proven optimum or the best
 placement and bound in that time); ``ischeduler``: theta = 1 s ([I] Sec. 6); ``online``: the
 papers' parameters plus an explicit ``relax_gamma=true``: rerun without the slot-load cap ``gamma``
-when the cap makes it infeasible with unit task loads (:func:`~streamplace.bench.reproduce.core.ols`;
-the record's ``details.gamma_relaxed`` and ``message`` say so); the rest with their defaults.
+when the cap makes it infeasible with unit task loads (the record's ``details.gamma_relaxed`` and
+``message`` say so); the rest with their defaults (:data:`SCHEDULER_PARAMS`). Every scheduler is
+built by :func:`~streamplace.schedulers.make_scheduler` with the demo's time limit as its budget,
+as the CLI's ``--time-limit`` does.
 
 ``throughput`` ([N]) chooses the parallelism as well as the machines, and needs CPU costs per
 tuple. Decision: it runs on the applications whose groupings its model admits (no ``global``
@@ -88,13 +90,11 @@ from ..model.specs import (atomic_write_text, cluster_to_dict, load_cluster, loa
 from ..profile import load_profile_graph
 from ..schedulers import Infeasible, available, make_scheduler
 from ..schedulers.base import ScheduleResult
-from ..schedulers.throughput import operator_flows
 from ..workloads import microbench, runtime
 from ..workloads.applications import APPLICATIONS, application, write_records
 from .report import ordered, write_report
 from ..storm import StormError
 from .storm_step import run_storm_step, storm_summary
-from .reproduce.core import ols
 
 
 @dataclass(frozen=True)
@@ -315,25 +315,28 @@ def application_instances(out_dir: Path, loads: dict[str, pd.DataFrame], run: De
 Runner = Callable[[Problem], ScheduleResult]
 
 
+# The demo's scheduler grid, in the form of a sweep grid's ``schedulers``: every registered
+# scheduler with its defaults and the demo's time limit as its budget, except these parameters
+# (module docstring).
+SCHEDULER_PARAMS = {"ischeduler": {"theta": 1.0}, "online": {"relax_gamma": True}}
+
+
 def runner(name: str, instance: Instance, *, time_limit: float) -> Runner | str:
     """How ``name`` runs on ``instance``, or the reason it is skipped (module docstring)."""
-    if name == "online":
-        return ols().schedule
-    if name == "optimal":
-        return make_scheduler(name, {"time_limit": time_limit}).schedule
-    if name == "ischeduler":
-        return make_scheduler(name, {"theta": 1.0}).schedule
-    if name != "throughput":
-        return make_scheduler(name).schedule
-    if instance.loads is None:
-        return "no CPU cost per tuple to measure (the micro-benchmarks model traffic only)"
-    try:
-        operator_flows(instance.problem.topology)
-        profiling = measured_profiling(instance.problem.topology, instance.problem.cluster, instance.loads,
-                                       f"<measured CPU of {instance.files['profile_dir']}>")
-    except (Infeasible, ValueError) as exc:
-        return str(exc)
-    return make_scheduler(name, {"profiling": profiling}).schedule
+    scheduler = make_scheduler(name, SCHEDULER_PARAMS.get(name), time_limit=time_limit)
+    if scheduler.needs_profiling:
+        if instance.loads is None:
+            return "no CPU cost per tuple to measure (the micro-benchmarks model traffic only)"
+        reason = scheduler.applicable(instance.problem)
+        if reason:
+            return reason
+        try:
+            profiling = measured_profiling(instance.problem.topology, instance.problem.cluster, instance.loads,
+                                           f"<measured CPU of {instance.files['profile_dir']}>")
+        except (Infeasible, ValueError) as exc:
+            return str(exc)
+        scheduler = dataclasses.replace(scheduler, profiling=profiling)
+    return scheduler.schedule
 
 
 def _own_job_files(out_dir: Path, instance: Instance, result: ScheduleResult) -> dict:

@@ -24,7 +24,7 @@ from pathlib import Path
 from ..evaluate.performance import CostModel
 from ..model import Problem
 from ..model.specs import atomic_write_text, placement_from_dict
-from ..schedulers import make_scheduler
+from ..schedulers import make_scheduler, storm_default
 from ..storm import StormError
 from ..storm.plans import workers_of
 from ..storm.run import Job, RunSettings, run_jobs
@@ -40,7 +40,7 @@ WINDOW_S = 5.0
 def recommended(records: list[dict]) -> dict | None:
     """The record to run: highest predicted throughput, within capacity, the job's own parallelism."""
     ok = [r for r in records if r.get("valid") is True and r.get("throughput") and r.get("placement")
-          and "parallelism" not in r and r["scheduler"] != "even"]
+          and "parallelism" not in r and r["scheduler"] != storm_default()]
     return max(ok, key=lambda r: (r["throughput"], -(r.get("inter_node_cost") or 0.0)), default=None)
 
 
@@ -72,7 +72,8 @@ def run_storm_step(records: list[dict], out_dir: Path, problem_from_files, *, mo
     if mode == "cluster":   # embedded Storm halts on back-pressure between its in-process workers
         problem = Problem.from_topology(saturated(problem.topology), problem.cluster)
     plan = placement_from_dict({"placement": best["placement"]}, problem.topology, problem.cluster, "demo record")
-    even = make_scheduler("even", {"workers": workers_of(plan)}).schedule(problem).placement
+    default = storm_default()   # Storm's own placement, with as many workers as the plan uses
+    even = make_scheduler(default, {"workers": workers_of(plan)}).schedule(problem).placement
     if why:
         log(f"storm: {why}; running embedded Storm instead (functional, not a "
             "performance measurement)")
@@ -80,7 +81,7 @@ def run_storm_step(records: list[dict], out_dir: Path, problem_from_files, *, mo
     bed = TestbedSettings(worker_heap_mb=settings.worker_heap_mb, cpu_budget=settings.cpu_budget)
     work = out_dir / "storm" / "work"
     shutil.rmtree(work, ignore_errors=True)
-    runs = {best["scheduler"]: plan, "even": even}
+    runs = {best["scheduler"]: plan, default: even}
     jobs = [Job(f"{first['workload']}-{name}", problem.topology, placement, workers_of(placement), monitor=True,
                 duration_s=MEASURE_S) for name, placement in runs.items()]
     began = time.monotonic()

@@ -14,6 +14,8 @@ A grid file (YAML or JSON, read with the safe loaders) lists the axes::
       even: {}
       ischeduler: {theta: [0, 1]}
     seeds: [0, 1]                    # the schedulers' seed (default [0])
+    time_limit: 30                   # optional: seconds, the budget of every scheduler that takes one
+                                     # (as the CLI's --time-limit; a scheduler's own grid value wins)
 
 The grid is validated up front (generator and argument names, value types and choices, scheduler
 names, parameter values through ``make_scheduler``, files through the spec loaders), every problem
@@ -69,6 +71,7 @@ from ..model.specs import (SpecError, atomic_write_bytes, atomic_write_text, clu
                            load_cluster, load_topology, read_document, topology_from_dict, topology_to_dict)
 from ..profile.spark import spark_session
 from ..schedulers import REGISTRY, ParameterError, available, make_scheduler
+from ..schedulers.base import MAX_TIME_LIMIT
 from ..workloads import fischer, microbench, nasiri, runtime
 from ..workloads import lf as lf_workloads
 from ..workloads.applications import APPLICATIONS, application
@@ -178,9 +181,11 @@ def _without(spec: dict, key: str) -> dict:
 
 
 def scenario_id(scenario: dict) -> str:
-    """Hash of what defines the scenario (specs without file paths, scheduler, params, seed)."""
+    """Hash of what defines the scenario (specs without file paths, scheduler, params, seed, and the
+    grid's time limit if it sets one)."""
     payload = {"workload": _without(scenario["workload_spec"], "file"), "cluster": _without(scenario["cluster_spec"], "file"),
-               "scheduler": scenario["scheduler"], "params": scenario["params"], "seed": scenario["seed"]}
+               "scheduler": scenario["scheduler"], "params": scenario["params"], "seed": scenario["seed"],
+               **({"time_limit": scenario["time_limit"]} if "time_limit" in scenario else {})}
     return hashlib.sha256(canonical(payload).encode()).hexdigest()[:16]
 
 
@@ -341,6 +346,13 @@ class _Grid:
                 out.append((name, variant))
         return out
 
+    def time_limit(self, doc) -> float | None:
+        value = doc.get("time_limit")
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not 0 <= value <= MAX_TIME_LIMIT):
+            self.fail("time_limit", f"must be a number of seconds between 0 and {MAX_TIME_LIMIT:g}, got {value!r}")
+        return value
+
     def seeds(self, doc) -> list[int]:
         seeds = self.values(doc.get("seeds", [0]), "seeds")
         for j, s in enumerate(seeds):
@@ -357,7 +369,7 @@ class _Grid:
         return value
 
 
-GRID_KEYS = ("workloads", "clusters", "schedulers", "seeds", "description")
+GRID_KEYS = ("workloads", "clusters", "schedulers", "seeds", "time_limit", "description")
 
 
 def variant(name: str, params: dict) -> str:
@@ -375,7 +387,7 @@ def expand_grid(doc: Any, path: str | Path = "<grid>") -> list[dict]:
         if key not in GRID_KEYS:
             grid.fail(str(key), f"unknown field (expected one of {', '.join(GRID_KEYS)})")
     workloads, clusters = grid.workloads(doc), grid.clusters(doc)
-    schedulers, seeds = grid.schedulers(doc), grid.seeds(doc)
+    schedulers, seeds, time_limit = grid.schedulers(doc), grid.seeds(doc), grid.time_limit(doc)
     count = len(workloads) * len(clusters) * len(schedulers) * len(seeds)
     if count > MAX_SCENARIOS:
         grid.fail("", f"the grid has {count:,} scenarios (limit {MAX_SCENARIOS:,})")
@@ -383,7 +395,8 @@ def expand_grid(doc: Any, path: str | Path = "<grid>") -> list[dict]:
     for (w_label, layout, w_spec), (c_label, c_spec), (name, params), seed in itertools.product(
             workloads, clusters, schedulers, seeds):
         sc = {"workload": w_label, "layout": layout, "workload_spec": w_spec, "cluster": c_label, "cluster_spec": c_spec,
-              "scheduler": name, "variant": variant(name, params), "params": params, "seed": seed}
+              "scheduler": name, "variant": variant(name, params), "params": params, "seed": seed,
+              **({} if time_limit is None else {"time_limit": time_limit})}
         scenarios.setdefault(scenario_id(sc), {"scenario_id": scenario_id(sc), **sc})
     return list(scenarios.values())
 
@@ -442,7 +455,10 @@ def run_scenario(scenario: dict) -> dict:
     try:
         problem = _problem(json.dumps([scenario["workload_spec"], scenario["cluster_spec"]], sort_keys=True))
         row.update(n_tasks=problem.n_tasks, n_nodes=problem.cluster.n_nodes)
-        sched = make_scheduler(scenario["scheduler"], {**scenario["params"], "seed": scenario["seed"]})
+        sched = make_scheduler(scenario["scheduler"], scenario["params"], seed=scenario["seed"],
+                               time_limit=scenario.get("time_limit"))
+        if scenario.get("time_limit") is not None and sched.budget_param:   # the budget it ran with
+            row["params"] = canonical({**scenario["params"], sched.budget_param: getattr(sched, sched.budget_param)})
         record = result_record(sched.schedule(problem), include_placement=False)
         row.update({k: _plain(record.get(k)) for k in ("status", "message", "seconds", "lower_bound", "valid", *METRIC_KEYS)})
         row["error"] = f"infeasible: {record['message']}" if record["status"] == "infeasible" else None

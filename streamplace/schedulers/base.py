@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 from ..model import Placement, Problem
 
 STATUSES = ("optimal", "feasible", "heuristic", "infeasible")
+MAX_TIME_LIMIT = 1e6  # seconds, the largest solve budget any caller accepts (~11.5 days)
 
 
 class Infeasible(Exception):
@@ -70,23 +71,41 @@ class Scheduler:
 
     name: ClassVar[str] = ""
     respects_capacity: ClassVar[bool] = True
-    # Whether a solve-time budget bounds the run (the CLI's --time-limit): a scheduler that does not
-    # declare it runs to completion, and the CLI says so before starting.
+    # The parameter a solve-time budget sets (the CLI's --time-limit, the demo's and the sweep's
+    # time_limit): ``time_limit``, I-Scheduler's ``theta``. None: the scheduler runs to completion,
+    # and the CLI says so before starting. ``honours_time_limit`` is derived from it.
+    budget_param: ClassVar[str | None] = None
     honours_time_limit: ClassVar[bool] = False
     # Worst-case running time in n tasks, m task edges, k nodes, o operators, s streams, S worker
     # slots, as the module docstring derives it (benchmarks/scale.py prints it beside the
     # measured growth).
     complexity: ClassVar[str] = ""
-    # Whether the scheduler needs each operator's CPU cost per tuple (a profiling) to run at all.
+    # Whether the scheduler needs each operator's CPU cost per tuple (a profiling, given as its
+    # ``profiling`` parameter) to run at all.
     needs_profiling: ClassVar[bool] = False
+    # Whether the scheduler chooses each operator's parallelism (its result's problem is a new job)
+    # rather than placing the given tasks.
+    chooses_parallelism: ClassVar[bool] = False
+    # Whether this is Storm's own default scheduler: the reference every other placement is
+    # compared with.
+    storm_default: ClassVar[bool] = False
     seed: int = 0
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.honours_time_limit = cls.budget_param is not None
+
+    def applicable(self, problem: Problem) -> str | None:
+        """Why this scheduler's model does not cover ``problem`` (one sentence), or None if it does.
+        :meth:`schedule` checks it first; callers may ask before scheduling (to skip, or to say why)."""
+        return None
 
     def get_params(self) -> dict:
         return dataclasses.asdict(self)
 
     def schedule(self, problem: Problem) -> ScheduleResult:
         start = time.perf_counter()
-        reason = problem.infeasibility() if self.respects_capacity else None
+        reason = self.applicable(problem) or (problem.infeasibility() if self.respects_capacity else None)
         if reason is None:
             try:
                 outcome = self._schedule(problem)
@@ -139,15 +158,26 @@ def _convert(value: str, annotation: Any, key: str):
     raise ParameterError(f"parameter {key}: cannot read {value!r} as {' or '.join(getattr(k, '__name__', str(k)) for k in kinds)}")
 
 
-def make_scheduler(name: str, params: dict[str, Any] | None = None) -> Scheduler:
-    """Instantiate a registered scheduler; string values are converted to the field types."""
+def make_scheduler(name: str, params: dict[str, Any] | None = None, *, seed: int | None = None,
+                   time_limit: float | None = None, profiling: Any = None) -> Scheduler:
+    """Instantiate a registered scheduler; string values are converted to the field types.
+
+    The one path every caller (CLI, demo, sweep, reproduce) takes: ``seed``, ``time_limit`` (set as
+    the class's :attr:`~Scheduler.budget_param`, if it has one) and ``profiling`` (for a scheduler
+    that :attr:`~Scheduler.needs_profiling`) fill in what ``params`` does not set itself.
+    """
     if name not in REGISTRY:
         raise ParameterError(f"unknown scheduler {name!r} (available: {', '.join(available())})")
     cls = REGISTRY[name]
+    params = dict(params or {})
+    for key, value, wanted in (("seed", seed, True), (cls.budget_param, time_limit, cls.budget_param is not None),
+                               ("profiling", profiling, cls.needs_profiling)):
+        if value is not None and wanted:
+            params.setdefault(key, value)
     hints = typing.get_type_hints(cls)
     known = {f.name for f in dataclasses.fields(cls)}
     kwargs = {}
-    for key, value in (params or {}).items():
+    for key, value in params.items():
         if key not in known:
             raise ParameterError(f"scheduler {name!r} has no parameter {key!r} (parameters: {', '.join(sorted(known))})")
         kwargs[key] = _convert(value, hints[key], key) if isinstance(value, str) else value
@@ -155,3 +185,8 @@ def make_scheduler(name: str, params: dict[str, Any] | None = None) -> Scheduler
         return cls(**kwargs)
     except (TypeError, ValueError) as exc:
         raise ParameterError(f"scheduler {name!r}: {exc}") from None
+
+
+def storm_default() -> str:
+    """The name of the scheduler that is Storm's default (:attr:`Scheduler.storm_default`)."""
+    return next(name for name, cls in REGISTRY.items() if cls.storm_default)

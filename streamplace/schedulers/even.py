@@ -28,6 +28,7 @@ class EvenScheduler(Scheduler):
     name = "even"
     complexity = "O(n log n + S log S)"
     respects_capacity = False
+    storm_default = True
     workers: int | None = None
 
     def __post_init__(self):

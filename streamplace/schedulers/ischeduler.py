@@ -300,7 +300,7 @@ class IScheduler(Scheduler):
 
     name = "ischeduler"
     complexity = "O(c (n + m) log k) + theta"
-    honours_time_limit = True
+    budget_param = "theta"
     theta: float = 1.0
     phi: int | None = None
     tasks_per_worker: int = DEFAULT_TASKS_PER_WORKER

@@ -1113,7 +1113,7 @@ class OptimalScheduler(Scheduler):
 
     name = "optimal"
     complexity = "exponential; bounded by time_limit and max_tasks"
-    honours_time_limit = True
+    budget_param = "time_limit"
     time_limit: float = 10.0
     num_workers: int = 8
     tasks_per_worker: int = DEFAULT_TASKS_PER_WORKER
@@ -1125,11 +1125,11 @@ class OptimalScheduler(Scheduler):
         if self.num_workers < 1 or self.tasks_per_worker < 1 or self.max_tasks < 1:
             raise ValueError("num_workers, tasks_per_worker and max_tasks must be >= 1")
 
-    def _schedule(self, problem: Problem) -> Outcome:
+    def applicable(self, problem: Problem) -> str | None:
         n = problem.n_tasks
-        if n > self.max_tasks:
-            return Outcome(placement=None, status="infeasible",
-                           message=f"{n} tasks exceed the exact solver's limit max_tasks={self.max_tasks}; use ischeduler")
+        return f"{n} tasks exceed the exact solver's limit max_tasks={self.max_tasks}; use ischeduler" if n > self.max_tasks else None
+
+    def _schedule(self, problem: Problem) -> Outcome:
         sol = solve_min_inter_node(problem.graph.weights.toarray(), problem.graph.loads, problem.cluster.capacities,
                                    groups=problem.topology.operator_of_task, time_limit=self.time_limit,
                                    num_workers=self.num_workers, seed=self.seed)

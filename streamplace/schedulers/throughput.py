@@ -65,12 +65,21 @@ MAC = 100.0
 TOL = 1e-9
 
 
-def operator_flows(topology: Topology) -> np.ndarray:
-    """Input tuples/s of every operator per unit topology input rate (declaration order)."""
+def uneven_input(topology: Topology) -> str | None:
+    """The first stream whose grouping does not share its tuples evenly among the receiving
+    instances, which [N] Eq. 6 assumes (global, all), as a reason; None if there is none."""
     for s in topology.streams:
         if s.grouping in ("global", "all"):
-            raise Infeasible(f"stream {s.src} -> {s.dst} uses {s.grouping} grouping; the throughput scheduler "
-                             "needs instances that share their input evenly ([N] Eq. 6)")
+            return (f"stream {s.src} -> {s.dst} uses {s.grouping} grouping; the throughput scheduler "
+                    "needs instances that share their input evenly ([N] Eq. 6)")
+    return None
+
+
+def operator_flows(topology: Topology) -> np.ndarray:
+    """Input tuples/s of every operator per unit topology input rate (declaration order)."""
+    reason = uneven_input(topology)
+    if reason:
+        raise Infeasible(reason)
     ops = topology.operators
     sources = [i for i, op in enumerate(ops) if topology.is_source(op.name)]
     weights = np.array([ops[i].source_rate for i in sources], dtype=float)
@@ -304,6 +313,7 @@ class ThroughputScheduler(Scheduler):
     complexity = "O(I o k)"
     respects_capacity = False  # capacity here is CPU percent (TCU vs MAC), checked by the search
     needs_profiling = True
+    chooses_parallelism = True
     profiling: str | Profiling | None = None
     r0: float | None = None
     max_batch: int = 1
@@ -317,6 +327,9 @@ class ThroughputScheduler(Scheduler):
     def get_params(self) -> dict:
         source = self.profiling.source if isinstance(self.profiling, Profiling) else self.profiling
         return {"seed": self.seed, "profiling": source, "r0": self.r0, "max_batch": self.max_batch}
+
+    def applicable(self, problem: Problem) -> str | None:
+        return uneven_input(problem.topology)
 
     def _load(self, problem: Problem) -> Profiling:
         if isinstance(self.profiling, Profiling):

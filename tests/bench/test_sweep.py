@@ -89,6 +89,8 @@ BAD_GRIDS = [
      "seeds[1]", "must be an integer, got 'x'"),
     ("workloads: [{lf: {config: ascent}}]\nclusters: [homogeneous]\nschedulers: {even: {}}\nseed: 1\n",
      "seed", "unknown field"),
+    ("workloads: [{lf: {config: ascent}}]\nclusters: [homogeneous]\nschedulers: {even: {}}\ntime_limit: -1\n",
+     "time_limit", "must be a number of seconds between 0 and 1e+06, got -1"),
     ("workloads: [{lf: {config: ascent}\n", "", "invalid YAML"),
 ]
 
@@ -196,6 +198,19 @@ def test_failing_scenarios_are_recorded_and_the_others_complete(spark, tmp_path)
     retried = run_sweep(scenarios, tmp_path / "out", batch_size=3, retry_failed=True)
     assert (retried.skipped, retried.ran, retried.failed) == (2, 6, 6)
     assert len(read_results(tmp_path / "out")) == 8
+
+
+def test_the_grid_time_limit_is_each_budget_scheduler_s_budget():
+    doc = {"workloads": [{"microbench": {"layout": "linear", "tasks": 10}}], "clusters": ["homogeneous"],
+           "schedulers": {"optimal": {}, "ischeduler": {"theta": 0}, "metis": {}}}
+    plain, limited = expand_grid(doc), expand_grid({**doc, "time_limit": 2})
+    assert all("time_limit" not in s for s in plain)   # grids without it keep their scenario ids
+    assert {s["scenario_id"] for s in plain}.isdisjoint(s["scenario_id"] for s in limited)
+    rows = {s["scheduler"]: run_scenario(s) for s in limited}
+    assert all(row["error"] is None for row in rows.values())
+    # the record names the budget each scheduler ran with; the grid's own value wins
+    assert [json.loads(rows[name]["params"]) for name in ("optimal", "ischeduler", "metis")] == \
+        [{"time_limit": 2}, {"theta": 0}, {}]
 
 
 def test_run_scenario_takes_and_returns_plain_data():

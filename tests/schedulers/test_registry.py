@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 
 from streamplace.evaluate.metrics import inter_node_cost, inter_worker_cost
-from streamplace.model import Cluster, Operator, Problem, Topology
-from streamplace.schedulers import REGISTRY, ScheduleResult, available, make_scheduler
+from streamplace.model import Cluster, Operator, Problem, Stream, Topology
+from streamplace.schedulers import REGISTRY, ScheduleResult, available, make_scheduler, storm_default
 from streamplace.schedulers.base import STATUSES
 from streamplace.workloads import microbench
 
-# schedulers whose problem is a different one: throughput chooses the parallelism from a
-# profiling spec (its own tests cover it); all others place the given tasks
-PLACING = [name for name in available() if name != "throughput"]
+# schedulers whose problem is a different one (they choose the parallelism: their own tests cover
+# them); all others place the given tasks
+PLACING = [name for name in available() if not REGISTRY[name].chooses_parallelism]
 FAST_PARAMS = {"optimal": {"time_limit": 5.0}, "ischeduler": {"theta": 0.5}}
 SAMPLE = [i for i in microbench.instances(sizes=(10, 20, 32))]
 
@@ -59,3 +59,33 @@ def test_infeasible_problems_give_a_message_not_a_traceback(name):
     topo = Topology.build("t", [Operator("a", 3, load=2.0)])
     res = make_scheduler(name, FAST_PARAMS.get(name, {})).schedule(Problem.from_topology(topo, Cluster.from_capacities({3: 1})))
     assert res.status == "infeasible" and res.placement is None and "capacity" in res.message
+
+
+def test_capabilities_drive_make_scheduler():
+    """One path for seed, time budget and profiling, by what each class declares."""
+    for name, cls in REGISTRY.items():
+        sched = make_scheduler(name, seed=3, time_limit=7.0, profiling="p.yaml" if cls.needs_profiling else None)
+        assert sched.seed == 3
+        if cls.budget_param:
+            assert getattr(sched, cls.budget_param) == 7.0 and cls.honours_time_limit
+        else:
+            assert not cls.honours_time_limit and 7.0 not in sched.get_params().values()
+        if cls.needs_profiling:
+            assert sched.get_params()["profiling"] == "p.yaml"
+    assert make_scheduler("ischeduler", {"theta": 0}, time_limit=7.0).theta == 0   # an explicit value wins
+    assert [name for name, cls in REGISTRY.items() if cls.storm_default] == [storm_default()] == ["even"]
+
+
+def test_applicable_gives_the_reason_and_schedule_reports_it():
+    big = microbench.microbench("linear", 40)
+    problem = Problem.from_topology(big, Cluster.from_capacities({12.0: 4}))
+    optimal = make_scheduler("optimal", {"max_tasks": 30})
+    reason = optimal.applicable(problem)
+    assert reason == "40 tasks exceed the exact solver's limit max_tasks=30; use ischeduler"
+    res = optimal.schedule(problem)
+    assert res.placement is None and res.message == reason
+    assert make_scheduler("optimal").applicable(problem) is None
+    glob = Topology.build("g", [Operator("s", 2, role="source", source_rate=10.0), Operator("b", 2)],
+                          [Stream("s", "b", grouping="global")])
+    reason = make_scheduler("throughput").applicable(Problem.from_topology(glob, Cluster.from_capacities({4.0: 2})))
+    assert "s -> b uses global grouping" in reason
