@@ -127,7 +127,7 @@ class Run:
         return name in available()
 
     def optimal(self) -> Scheduler:
-        return make_scheduler("optimal", {"time_limit": self.time_limit})
+        return make_scheduler("optimal", time_limit=self.time_limit)
 
     def record(self, key: tuple, problem: Problem, scheduler: Scheduler | Callable[[Problem], object], context: dict,
                *, model: performance.CostModel | None = None) -> dict:
