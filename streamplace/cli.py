@@ -228,6 +228,49 @@ def schedule(topology, cluster, name, params, seed, time_limit, output, fmt, pro
         sys.exit(3)
 
 
+@cli.command()
+@click.argument("first", type=click.Path())
+@click.argument("second", type=click.Path())
+@click.option("--topology", type=click.Path(), default=None, help="Topology of the job: the traffic change is computed "
+              "from its task graph (else taken from the files' inter_node_cost, if both have one).")
+@click.option("--cluster", type=click.Path(), default=None, help="Cluster of the job (with --topology).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def diff(first, second, topology, cluster, fmt):
+    """What changes from placement FIRST to SECOND: tasks moved (node or worker), nodes touched, traffic."""
+    from .evaluate.diff import DiffError, diff_placements, diff_targets
+    from .model.specs import placement_targets
+    if (topology is None) != (cluster is None):
+        raise UserError("--topology and --cluster go together")
+    try:
+        if topology is not None:
+            problem = _problem(topology, cluster)
+            result = diff_placements(problem, load_placement(first, problem.topology, problem.cluster),
+                                     load_placement(second, problem.topology, problem.cluster))
+        else:
+            docs = [read_document(first), read_document(second)]
+            costs = [d.get("inter_node_cost") if isinstance(d, dict) else None for d in docs]
+            delta = costs[1] - costs[0] if all(isinstance(c, (int, float)) for c in costs) else None
+            result = diff_targets(placement_targets(docs[0], first), placement_targets(docs[1], second),
+                                  traffic_delta=delta, names=(first, second))
+    except DiffError as exc:
+        raise UserError(f"{first}, {second}: {exc}") from None
+    record = result.to_dict()
+    if fmt == "json":
+        click.echo(json.dumps(record, indent=2))
+        return
+    delta = "unknown (give --topology and --cluster)" if result.traffic_delta is None else _fmt(result.traffic_delta)
+    Console().print(f"{len(result.moves)} task(s) move: {result.node_moves} to another node, {result.worker_moves} to "
+                    f"another worker of their node; {len(result.nodes_touched)} node(s) touched; "
+                    f"inter-node traffic change {delta}", soft_wrap=True, markup=False, highlight=False)
+    if result.moves:
+        table = Table(box=box.SIMPLE)
+        for column in ("task", "from", "to"):
+            table.add_column(column)
+        for move in result.moves:
+            table.add_row(move.task, f"{move.before[0]}/{move.before[1]}", f"{move.after[0]}/{move.after[1]}")
+        Console().print(table)
+
+
 COST_MODEL_HELP = ("Cost model file (YAML/JSON, `cost_model:` mapping of constants) for the predicted throughput and "
                    "latency; default: the bundled model fitted to testbed measurements (docs/performance-model.md).")
 

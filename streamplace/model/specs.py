@@ -280,32 +280,45 @@ def load_cluster(path: str | os.PathLike) -> Cluster:
 
 
 # ---------------------------------------------------------------------- placement
-def placement_from_dict(doc: Any, topo: Topology, cluster: Cluster, path: str | os.PathLike = "<placement>") -> Placement:
-    """Accepts ``{label: {node, worker}}``, ``{"placement": {...}}`` or a ``schedule`` JSON result."""
+def placement_targets(doc: Any, path: str | os.PathLike = "<placement>") -> dict[str, tuple[str, int]]:
+    """Task label -> (node, worker) of a placement document: ``{label: {node, worker}}`` (``worker``
+    defaults to 0, a bare node name works too), ``{"placement": {...}}`` or a ``schedule`` JSON
+    result. Labels are checked against a topology by :func:`placement_from_dict`."""
     fail = _failer(path)
     if isinstance(doc, dict) and isinstance(doc.get("placement"), dict):
         doc = doc["placement"]
         prefix = "placement."
     else:
         prefix = ""
-    if not isinstance(doc, dict):
-        fail("", "a placement must map task labels op[i] to {node, worker}")
-    n = topo.n_tasks
-    node = [-1] * n
-    worker = [0] * n
+    if not isinstance(doc, dict) or not doc:
+        fail(prefix.rstrip("."), "a placement must map task labels op[i] to {node, worker}")
+    targets = {}
     for label, entry in doc.items():
         where = f"{prefix}{label}"
-        try:
-            t = topo.task_id(str(label))
-        except KeyError:
-            fail(where, f"unknown task {label!r} (labels are op[i] with op an operator of {topo.name!r})")
         if isinstance(entry, str):
             entry = {"node": entry}
         rec = _record(entry, where, {"node": _string, "worker": _integer}, ("node",), fail)
-        if rec["node"] not in cluster.index:
-            fail(f"{where}.node", f"unknown node {rec['node']!r}")
-        node[t] = cluster.index[rec["node"]]
-        worker[t] = rec.get("worker", 0)
+        targets[str(label)] = (rec["node"], rec.get("worker", 0))
+    return targets
+
+
+def placement_from_dict(doc: Any, topo: Topology, cluster: Cluster, path: str | os.PathLike = "<placement>") -> Placement:
+    """The :class:`Placement` of a placement document (:func:`placement_targets`) for ``topo`` on ``cluster``."""
+    fail = _failer(path)
+    prefix = "placement." if isinstance(doc, dict) and isinstance(doc.get("placement"), dict) else ""
+    n = topo.n_tasks
+    node = [-1] * n
+    worker = [0] * n
+    for label, (name, w) in placement_targets(doc, path).items():
+        where = f"{prefix}{label}"
+        try:
+            t = topo.task_id(label)
+        except KeyError:
+            fail(where, f"unknown task {label!r} (labels are op[i] with op an operator of {topo.name!r})")
+        if name not in cluster.index:
+            fail(f"{where}.node", f"unknown node {name!r}")
+        node[t] = cluster.index[name]
+        worker[t] = w
     missing = [topo.task_labels[t] for t in range(n) if node[t] < 0]
     if missing:
         fail(prefix.rstrip(".") or "placement", f"{len(missing)} task(s) not placed, first {missing[0]}")
@@ -323,5 +336,5 @@ def load_placement(path: str | os.PathLike, topo: Topology, cluster: Cluster) ->
 __all__ = [
     "SpecError", "read_document", "write_document", "atomic_write_bytes", "atomic_write_text", "topology_from_dict",
     "topology_to_dict", "load_topology", "cluster_from_dict", "cluster_to_dict", "load_cluster",
-    "placement_from_dict", "load_placement", "PlacementError",
+    "placement_targets", "placement_from_dict", "load_placement", "PlacementError",
 ]
