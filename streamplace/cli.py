@@ -769,14 +769,55 @@ def storm_plan_dir(topology, cluster, placement, out_dir):
     Point Nimbus' `streamplace.plan.dir` at DIR: the plugin applies the plan on its next round,
     also to a running topology (that is how a new plan reaches a running job).
     """
+    click.echo(str(_write_storm_plan(topology, cluster, placement, out_dir)))
+
+
+def _write_storm_plan(topology, cluster, placement, out_dir) -> Path:
     from .storm.plans import plan_document, storm_name, write_plan
     problem = _problem(topology, cluster)
     name = storm_name(problem.topology)
     placed = load_placement(placement, problem.topology, problem.cluster)
     doc = read_document(placement)
     extra = {"scheduler": doc["scheduler"]} if isinstance(doc, dict) and isinstance(doc.get("scheduler"), str) else {}
-    path = write_plan(Path(out_dir), name, plan_document(problem.topology, problem.cluster, placed, **extra))
-    click.echo(str(path))
+    return write_plan(Path(out_dir), name, plan_document(problem.topology, problem.cluster, placed, **extra))
+
+
+@cli.command()
+@click.argument("placement", type=click.Path())
+@click.option("--to", "target", type=click.Choice(["storm-plan", "heron", "flink"]), required=True,
+              help="storm-plan: the plugin's plan directory; heron: a Heron packing plan (JSON); flink: "
+                   "parallelism and slot-sharing groups per operator, and what Flink cannot express.")
+@click.option("--topology", type=click.Path(), default=None, help="The job's topology (required for storm-plan; "
+              "with --cluster it checks the placement and gives Heron the tasks' CPU and memory).")
+@click.option("--cluster", type=click.Path(), default=None, help="The job's cluster (with --topology).")
+@click.option("-o", "--output", type=click.Path(), required=True, help="File to write (storm-plan: the plan directory).")
+def export(placement, target, topology, cluster, output):
+    """Write PLACEMENT in the form another engine takes."""
+    from .export import flink_job_hints, heron_container_nodes, heron_packing_plan, read_targets
+    _guard_output(output, (placement, topology, cluster))
+    if target == "storm-plan":
+        if topology is None or cluster is None:
+            raise UserError("--to storm-plan needs --topology and --cluster (the plan is checked against them)")
+        click.echo(str(_write_storm_plan(topology, cluster, placement, output)))
+        return
+    if (topology is None) != (cluster is None):
+        raise UserError("--topology and --cluster go together")
+    topo = None
+    if topology is not None:   # checks every label and node against the job
+        problem = _problem(topology, cluster)
+        load_placement(placement, problem.topology, problem.cluster)
+        topo = problem.topology
+    try:
+        targets = read_targets(read_document(placement), placement)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    if target == "heron":
+        write_document(heron_packing_plan(targets, topo.name if topo else Path(placement).stem, topo), output)
+        for number, node in heron_container_nodes(targets).items():
+            err_console.print(f"heron container {number}: node {node}", markup=False, highlight=False)
+    else:
+        write_document(flink_job_hints(targets, topo), output)
+    click.echo(output)
 
 
 EXIT_CODES_HELP = ("Exit codes: 0 ok; 1 a bug in streamplace (traceback with --debug); 2 usage or input error; "

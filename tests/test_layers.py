@@ -9,7 +9,7 @@ import streamplace
 
 # lowest first; a top-level module or package of streamplace/ per entry
 LAYERS = ["__init__", "interrupt", "model", "workloads", "partition", "exact", "schedulers", "evaluate", "profile",
-          "storm", "bench", "cli", "__main__"]
+          "storm", "export", "bench", "cli", "__main__"]
 ROOT = Path(streamplace.__file__).parent
 
 

@@ -16,6 +16,18 @@ class PlanTest {
                             "b[0]", new Plan.Target("n1", 0)), plan.targets());
     }
 
+    /** The plan `streamplace export --to storm-plan` writes (tests/test_export.py keeps this file in step). */
+    @Test
+    void readsThePlanStreamplaceExports() throws Exception {
+        String text;
+        try (var in = PlanTest.class.getResourceAsStream("/export/pipe.json")) {
+            text = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        }
+        assertEquals(Map.of("a[0]", new Plan.Target("n1", 0), "a[1]", new Plan.Target("n1", 1),
+                            "b[0]", new Plan.Target("n1", 0), "b[1]", new Plan.Target("n1", 1),
+                            "c[0]", new Plan.Target("n2", 0)), Plan.parse(text, "pipe.json").targets());
+    }
+
     @Test
     void aBareLabelMappingIsAPlanToo() throws Exception {
         assertEquals(Map.of("x[10]", new Plan.Target("n", 2)), Plan.parse("{\"x[10]\": {\"node\": \"n\", \"worker\": 2}}", "p").targets());
