@@ -664,6 +664,32 @@ def sweep_cmd(grid, out_dir, batch_size, retry_failed, with_report, spark_master
         err_console.print(f"report: {write_sweep_report(out_dir)}", soft_wrap=True, markup=False)
 
 
+@cli.group("import")
+def import_group():
+    """Build specs from what another tool shows."""
+
+
+@import_group.command("storm-ui")
+@click.argument("source")
+@click.option("--window", default=None, help="The UI's statistics window in seconds (600, 10800, 86400) or "
+              ":all-time; default: the UI's own (for a URL) or the saved one.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True, help="Topology spec to write (YAML or JSON).")
+def import_storm_ui_cmd(source, window, output):
+    """A topology spec from the Storm UI: SOURCE is http://HOST:8080/api/v1/topology/ID or a directory of saved
+    responses (topology.json, component-<id>.json per component, optional visualization.json).
+
+    Parallelism = each component's tasks; rates = what it emitted and executed in the window."""
+    from .storm.ui import import_storm_ui
+    _guard_output(output, (source,))
+    imported = import_storm_ui(source, window=window)
+    write_document(topology_to_dict(imported.topology), output)
+    for note in imported.notes:
+        err_console.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
+    topo = imported.topology
+    click.echo(f"wrote {output}: {topo.name}, {len(topo.operators)} components, {topo.n_tasks} tasks, "
+               f"rates over {imported.window_s:g} s")
+
+
 @cli.group()
 def storm():
     """Run placements on Apache Storm; write plans for a Storm cluster's scheduler plugin."""
