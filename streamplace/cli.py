@@ -82,16 +82,8 @@ PROFILING_HELP = ("Profiling spec (YAML/JSON: machine types, e and MET tables, R
 
 def _problem(topology: str, cluster: str, profile: str | None = None) -> Problem:
     """The problem of the given files; a model error (e.g. too many task edges) names its file."""
-    from .model.cluster import ClusterError
-    from .model.topology import TopologyError
-    topo, clus = load_topology(topology), load_cluster(cluster)
-    try:
-        if profile is None:
-            return Problem.from_topology(topo, clus)
-        from .profile import load_profile_graph
-        return Problem.from_topology(topo, clus, graph=load_profile_graph(profile, topo))
-    except (TopologyError, ClusterError) as exc:
-        raise SpecError(topology if isinstance(exc, TopologyError) else cluster, exc.field_path, exc.problem) from None
+    from .api import load_problem
+    return load_problem(topology, cluster, profile)
 
 
 PROFILE_HELP = "Profile directory (from `streamplace profile`): its measured rates are the task graph's edge weights."
