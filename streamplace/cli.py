@@ -305,8 +305,11 @@ def evaluate(topology, cluster, placement, fmt, profile_dir, cost_model):
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
 @click.option("--profiling", type=click.Path(), default=None, help=PROFILING_HELP)
 @click.option("--profile", "profile_dir", type=click.Path(), default=None, help=PROFILE_HELP)
+@click.option("--objective", type=click.Choice(["throughput", "traffic", "latency"]), default="throughput",
+              show_default=True, help="What the recommended placement is best at (within capacity).")
 @cost_model_option
-def compare(topology, cluster, names, params, seed, time_limit, output, fmt, profiling, profile_dir, cost_model):
+def compare(topology, cluster, names, params, seed, time_limit, output, fmt, profiling, profile_dir, objective,
+            cost_model):
     """Run several schedulers on TOPOLOGY and CLUSTER and compare their placements."""
     _guard_output(output, (topology, cluster, profiling, profile_dir, cost_model))
     model = _cost_model(cost_model)
@@ -323,6 +326,7 @@ def compare(topology, cluster, names, params, seed, time_limit, output, fmt, pro
     for sched in schedulers:
         with err_console.status(f"running {sched.name}..."):
             records.append(result_record(sched.schedule(problem), model=model))
+    verdict = _recommend(problem, records, objective, model, seed)
     if fmt == "json":
         _emit(json.dumps(records, indent=2), output)
     elif fmt == "csv":
@@ -335,6 +339,36 @@ def compare(topology, cluster, names, params, seed, time_limit, output, fmt, pro
             _emit(console.file.getvalue(), output)
         else:
             Console().print(table)
+        err_console.print(verdict, soft_wrap=True, markup=False, highlight=False)
+
+
+def _recommend(problem: Problem, records: list[dict], objective: str, model, seed) -> str:
+    """Marks the recommended record (``recommended``, ``reason``) and gives every record with a
+    placement its change against Storm's default (``vs_<default>``), evaluating the default
+    whether it was listed or not; returns the verdict in one line."""
+    from .evaluate.decision import disagreement, recommend, versus
+    from .schedulers import storm_default
+    default = storm_default()
+    reference = next((r for r in records if r["scheduler"] == default), None) or \
+        result_record(_scheduler(default, {}, seed, None).schedule(problem), model=model)
+    decision = recommend(records, objective)
+    for i, record in enumerate(records):
+        if record.get("placement") is not None and "parallelism" not in record:
+            record[f"vs_{default}"] = versus(record, reference)
+        record["recommended"] = i == decision.index
+        if i == decision.index:
+            record["reason"] = decision.reason
+    if decision.index is None:
+        return f"recommended: none ({decision.reason})"
+    best = records[decision.index]
+    gain = best.get(f"vs_{default}", {})
+    parts = [f"{label} {value:+.0f} %" for label, value in (("traffic saved", gain.get("traffic_pct")),
+             ("throughput", gain.get("throughput_pct")), ("latency", gain.get("latency_pct"))) if value is not None]
+    why = disagreement(records, decision.index, problem.n_tasks, problem.cluster.n_nodes)
+    unlisted = reference not in records and recommend([best, reference], objective).index == 1
+    return (f"recommended: {best['scheduler']} ({decision.reason}); against {default}: {', '.join(parts) or 'n/a'}"
+            + (f". {why}" if why else "")
+            + (f". {default} (not listed) would do better on {objective}" if unlisted else ""))
 
 
 @cli.group()

@@ -29,6 +29,7 @@ from ..storm import StormError
 from ..storm.plans import workers_of
 from ..storm.run import Job, RunSettings, run_jobs
 from ..storm.testbed import TestbedSettings, holder, preflight
+from ..evaluate.decision import recommend
 from ..evaluate.fit import predicted_figures
 from .campaign import measured, saturated
 
@@ -38,10 +39,11 @@ WINDOW_S = 5.0
 
 
 def recommended(records: list[dict]) -> dict | None:
-    """The record to run: highest predicted throughput, within capacity, the job's own parallelism."""
-    ok = [r for r in records if r.get("valid") is True and r.get("throughput") and r.get("placement")
-          and "parallelism" not in r and r["scheduler"] != storm_default()]
-    return max(ok, key=lambda r: (r["throughput"], -(r.get("inter_node_cost") or 0.0)), default=None)
+    """The record to run beside Storm's default: the recommended one among the others
+    (:func:`~streamplace.evaluate.decision.recommend`)."""
+    others = [r for r in records if r["scheduler"] != storm_default()]
+    index = recommend(others).index
+    return None if index is None else others[index]
 
 
 def testbed_or_reason() -> tuple[str, str]:

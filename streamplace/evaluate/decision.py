@@ -1,0 +1,98 @@
+"""Which placement to use, and what it buys over Storm's default.
+
+The rule (one home: ``compare``, the reports and the demo's Storm step all call
+:func:`recommend`):
+
+* candidates: records with a placement of the job as given (not one whose scheduler chose its own
+  parallelism: that is another job) that respects every node's capacity (``valid``);
+* ``objective="throughput"`` (default): the highest predicted throughput; ties by less inter-node
+  traffic, then by lower latency, then by record order; ``"traffic"``: the least inter-node
+  traffic, ties by throughput; ``"latency"``: the lowest predicted latency, ties by throughput;
+* an overloaded placement is never recommended, whatever it promises.
+
+:func:`versus` gives a record's change against the reference (Storm's default scheduler):
+``traffic_pct`` = inter-node traffic saved (positive: less traffic), ``throughput_pct`` =
+throughput gained, ``latency_pct`` = latency change (negative: faster), each in % of the
+reference and None where the reference's value is 0 or unknown. :func:`disagreement` says in one
+sentence why the least-traffic placement is not the recommended one when they differ.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+OBJECTIVES = ("throughput", "traffic", "latency")
+
+
+@dataclass(frozen=True)
+class Decision:
+    index: int | None   # the recommended record's position, None if no record qualifies
+    reason: str
+
+
+def _number(record: dict, key: str) -> float | None:
+    value = record.get(key)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def eligible(record: dict) -> bool:
+    """A placement of the job as given that respects capacity."""
+    return record.get("valid") is True and record.get("placement") is not None and "parallelism" not in record
+
+
+def _key(record: dict, objective: str) -> tuple:
+    inf = float("inf")
+    throughput = _number(record, "throughput") or 0.0
+    traffic = _number(record, "inter_node_cost")
+    latency = _number(record, "latency_ms")
+    traffic, latency = (inf if traffic is None else traffic), (inf if latency is None else latency)
+    if objective == "traffic":
+        return traffic, -throughput, latency
+    if objective == "latency":
+        return latency, -throughput, traffic
+    return -throughput, traffic, latency
+
+
+def recommend(records: list[dict], objective: str = "throughput") -> Decision:
+    """The record to use under ``objective`` (module docstring), with the reason in words."""
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
+    candidates = [i for i, r in enumerate(records) if eligible(r)]
+    if not candidates:
+        return Decision(None, "no placement respects every node's capacity")
+    best = min(candidates, key=lambda i: (_key(records[i], objective), i))
+    what = {"throughput": "highest predicted throughput", "traffic": "least inter-node traffic",
+            "latency": "lowest predicted latency"}[objective]
+    ties = {"throughput": "ties by inter-node traffic", "traffic": "ties by predicted throughput",
+            "latency": "ties by predicted throughput"}[objective]
+    left_out = len(records) - len(candidates)
+    tail = f"; {left_out} left out (over capacity, no placement, or another job)" if left_out else ""
+    return Decision(best, f"{what} among {len(candidates)} placements within capacity ({ties}){tail}")
+
+
+def _pct(value: float | None, reference: float | None, *, saved: bool = False) -> float | None:
+    if value is None or reference is None or reference == 0:
+        return None
+    return (reference - value) / reference * 100.0 if saved else (value / reference - 1.0) * 100.0
+
+
+def versus(record: dict, reference: dict) -> dict:
+    """``{traffic_pct, throughput_pct, latency_pct}`` of ``record`` against ``reference`` (None if unknown)."""
+    return {"traffic_pct": _pct(_number(record, "inter_node_cost"), _number(reference, "inter_node_cost"), saved=True),
+            "throughput_pct": _pct(_number(record, "throughput"), _number(reference, "throughput")),
+            "latency_pct": _pct(_number(record, "latency_ms"), _number(reference, "latency_ms"))}
+
+
+def disagreement(records: list[dict], chosen: int, n_tasks: int, n_nodes: int) -> str | None:
+    """Why the placement with the least inter-node traffic is not ``chosen``, or None if it is."""
+    candidates = [i for i, r in enumerate(records) if eligible(r)]
+    least = min(candidates, key=lambda i: (_key(records[i], "traffic"), i), default=None)
+    if least is None or least == chosen or _key(records[least], "traffic")[0] == _key(records[chosen], "traffic")[0]:
+        return None
+    low, pick = records[least], records[chosen]
+    used = low.get("nodes_used")
+    where = f"packs {n_tasks} tasks on {used} of {n_nodes} nodes" if used else "sends the least traffic"
+    limit = f": {low['bottleneck']} limits it" if low.get("bottleneck") else ""
+    return (f"{low['scheduler']} sends the least inter-node traffic ({low['inter_node_cost']:g}) but {where}{limit}, "
+            f"so its predicted throughput ({_number(low, 'throughput') or 0:,.0f}/s) is below "
+            f"{pick['scheduler']}'s ({_number(pick, 'throughput') or 0:,.0f}/s)")
