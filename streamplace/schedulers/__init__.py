@@ -1,6 +1,6 @@
 """Schedulers: one registered class per algorithm, all with ``schedule(problem)``."""
 
-from . import even, ischeduler, lf, metis, online, optimal, rstorm, t3, throughput  # noqa: F401  (registration side effect)
+from . import even, ischeduler, lf, lns, metis, online, optimal, rstorm, t3, throughput  # noqa: F401  (registration side effect)
 from .base import (REGISTRY, Infeasible, Outcome, ParameterError, Scheduler, ScheduleResult, available, make_scheduler,
                    register, storm_default)
 

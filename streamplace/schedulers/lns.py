@@ -1,0 +1,229 @@
+"""``lns``: our own scheduler. Anytime large-neighbourhood search over the exact solver.
+
+Minimises the inter-node traffic ([I] Eq. 1-5, the objective of ``optimal``) within the node
+capacities, using whatever time it is given:
+
+1. **Start** from the best of the fast constructions: the capacity-targeted multilevel partition
+   (``metis``), T3's operator grouping (``t3``) and I-Scheduler's fusion heuristic (``ischeduler``
+   with theta = 0); the valid one with the least traffic wins (ties: that order).
+2. **Prove** when the whole job is small enough (``prove_tasks``): the exact solver gets the whole
+   problem, warm-started from the start, for ``prove_share`` of the time limit. A proof ends the
+   search (status ``optimal``); otherwise its best placement and its lower bound are kept.
+3. **Improve** by large-neighbourhood search until the time runs out or no neighbourhood is left
+   untried since the last improvement: free a set of tasks, re-solve it exactly and keep the result
+   only if it sends less traffic. Neighbourhoods, in turn: the tasks of the two nodes that exchange
+   the most traffic (every pair in order of that traffic), the tasks at both ends of the heaviest
+   cut edges, and all tasks of one operator (operators by cut traffic); at most ``max_free`` tasks
+   each.
+
+The re-solve is exact, not a restricted guess. The nodes it may use are those holding a freed
+task plus, for the edge and operator neighbourhoods, the nodes with the most free capacity (at
+most ``max_nodes``). The tasks that stay on those nodes are contracted into one vertex per node
+(their load summed, their traffic to the freed tasks summed: ``W' = P^T W P``, the contraction
+I-Scheduler uses), so the solver may also swap the contents of two nodes. Traffic to tasks
+elsewhere does not depend on where, among the chosen nodes, a freed task goes, so the sub-problem's
+optimum is the best move in the neighbourhood. The exact solver is ``optimal``'s
+(:func:`~.optimal.solve_min_inter_node`), called, not copied.
+
+Status: ``optimal`` when step 2 proved it; ``feasible`` when step 2 ran out of time with a lower
+bound (``lower_bound``); ``heuristic`` otherwise. ``details``: the starting construction, the
+improvement history ``[(seconds, traffic), ...]`` and the neighbourhoods tried and improved per
+kind. Workers: :func:`~.second_level.assign_workers`.
+
+Running time: bounded by ``time_limit`` (plus the constructions, which scale as ``metis``,
+``t3`` and ``ischeduler`` do); each neighbourhood costs O(m) to build and one exact solve of at
+most ``max_free`` tasks and ``max_nodes`` contracted nodes.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..model import Placement, Problem
+from ..model.placement import CAPACITY_EPS
+from .base import Outcome, Scheduler, make_scheduler, register
+from .ischeduler import reduced_graph
+from .optimal import solve_min_inter_node
+from .second_level import DEFAULT_TASKS_PER_WORKER, assign_workers
+
+CONSTRUCTIONS = (("metis", {}), ("t3", {}), ("ischeduler", {"theta": 0.0}))
+KINDS = ("nodes", "edges", "operator")
+_IMPROVEMENT = 1e-9   # relative: a re-solve must save more than this to be taken
+
+
+def _cut(edges, node: np.ndarray) -> float:
+    u, v, w = edges
+    return float(w[node[u] != node[v]].sum())
+
+
+class _Search:
+    """The incumbent placement and the neighbourhood generators of one run."""
+
+    def __init__(self, problem: Problem, node: np.ndarray, rng: np.random.Generator, max_free: int, max_nodes: int):
+        self.problem, self.rng = problem, rng
+        self.weights = sp.csr_matrix(problem.graph.weights)
+        self.loads = np.asarray(problem.graph.loads, dtype=float)
+        self.caps = np.asarray(problem.cluster.capacities, dtype=float)
+        self.edges = problem.graph.edges
+        self.op = np.asarray(problem.topology.operator_of_task)
+        self.max_free, self.max_nodes = max_free, max_nodes
+        self.node = node.copy()
+        self.cost = _cut(self.edges, self.node)
+        self.pending: list[tuple[str, np.ndarray]] = []
+
+    # ------------------------------------------------------------------ neighbourhoods
+    def refill(self) -> None:
+        """Every neighbourhood of the current placement, in the order they are tried."""
+        u, v, w = self.edges
+        cut = self.node[u] != self.node[v]
+        a, b = np.minimum(self.node[u][cut], self.node[v][cut]), np.maximum(self.node[u][cut], self.node[v][cut])
+        m = self.caps.size
+        keys, which = np.unique(a * m + b, return_inverse=True)
+        pair_traffic = np.bincount(which, weights=w[cut], minlength=keys.size)
+        pairs = [(int(keys[k]) // m, int(keys[k]) % m) for k in np.argsort(-pair_traffic, kind="stable")]
+        by_nodes = [("nodes", self._limit(np.flatnonzero(np.isin(self.node, pair)), pair)) for pair in pairs]
+        heavy = np.argsort(-w[cut], kind="stable")
+        ends = np.stack([u[cut][heavy], v[cut][heavy]], axis=1).ravel()
+        by_edges = []
+        for start in range(0, ends.size, self.max_free):
+            tasks = np.unique(ends[start:start + self.max_free])
+            by_edges.append(("edges", tasks))
+            if len(by_edges) >= 8:
+                break
+        op_cut = np.bincount(self.op[u[cut]], weights=w[cut], minlength=self.op.max() + 1) + \
+            np.bincount(self.op[v[cut]], weights=w[cut], minlength=self.op.max() + 1)
+        by_op = [("operator", np.flatnonzero(self.op == o)) for o in np.argsort(-op_cut, kind="stable")
+                 if op_cut[o] > 0 and np.count_nonzero(self.op == o) <= self.max_free]
+        interleaved = [nb for group in zip(by_nodes, by_edges + [None] * len(by_nodes), by_op + [None] * len(by_nodes))
+                       for nb in group if nb is not None]
+        rest = by_nodes[len(interleaved):] + by_edges[len(by_nodes):] + by_op[len(by_nodes):]
+        self.pending = [(kind, tasks) for kind, tasks in interleaved + rest if tasks.size > 1]
+
+    def _limit(self, tasks: np.ndarray, pair) -> np.ndarray:
+        """At most ``max_free`` tasks of a node pair: those with the most traffic across it."""
+        if tasks.size <= self.max_free:
+            return tasks
+        sub = self.weights[tasks][:, tasks].tocoo()
+        across = self.node[tasks][sub.row] != self.node[tasks][sub.col]
+        score = np.bincount(sub.row[across], weights=sub.data[across], minlength=tasks.size)
+        return np.sort(tasks[np.argsort(-score, kind="stable")[:self.max_free]])
+
+    # ------------------------------------------------------------------ one re-solve
+    def resolve(self, free: np.ndarray, time_limit: float, seed: int) -> bool:
+        """Re-solve ``free`` exactly (module docstring); True if the placement improved."""
+        nodes = np.unique(self.node[free])
+        if nodes.size < self.max_nodes:   # room to move into: the nodes with the most free capacity
+            room = self.caps - np.bincount(self.node, weights=self.loads, minlength=self.caps.size)
+            room[nodes] = -np.inf
+            extra = np.argsort(-room, kind="stable")[:self.max_nodes - nodes.size]
+            nodes = np.union1d(nodes, extra[room[extra] > 0])
+        local = np.full(self.caps.size, -1, dtype=np.int64)
+        local[nodes] = np.arange(nodes.size)
+        inside = local[self.node] >= 0
+        freed = np.zeros(self.node.size, dtype=bool)
+        freed[free] = True
+        kept = inside & ~freed
+        members = np.flatnonzero(inside)
+        group = np.where(kept[members], local[self.node[members]], -1)   # kept tasks: one vertex per node
+        weights, loads, vertex = reduced_graph(self.weights[members][:, members], self.loads[members], group, nodes.size)
+        hint = np.empty(weights.shape[0], dtype=np.int64)
+        hint[:nodes.size] = np.arange(nodes.size)   # each node's kept tasks where they are (or nothing)
+        hint[vertex] = local[self.node[members]]
+        classes = np.concatenate([np.arange(nodes.size), nodes.size + self.op[members[~kept[members]]]])
+        upper = sp.triu(weights, k=1).tocoo()
+        before = _cut((upper.row, upper.col, upper.data), hint)
+        sol = solve_min_inter_node(weights.toarray(), loads, self.caps[nodes], groups=classes, time_limit=time_limit,
+                                   seed=seed, hint=hint)
+        if sol.node_of_task is None or sol.objective is None or sol.objective >= before - _IMPROVEMENT * max(1.0, before):
+            return False
+        moved = nodes[sol.node_of_task]
+        new = self.node.copy()
+        new[members] = moved[vertex]
+        cost = _cut(self.edges, new)
+        if cost >= self.cost - _IMPROVEMENT * max(1.0, self.cost) or not self._fits(new):
+            return False
+        self.node, self.cost = new, cost
+        return True
+
+    def _fits(self, node: np.ndarray) -> bool:
+        used = np.bincount(node, weights=self.loads, minlength=self.caps.size)
+        return bool(np.all(used <= self.caps + CAPACITY_EPS * np.maximum(1.0, self.caps)))
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class LnsScheduler(Scheduler):
+    """``time_limit`` (s): the whole run; ``prove_tasks``: jobs up to this many tasks go to the exact
+    solver whole first, for ``prove_share`` of the time; ``max_free`` tasks and ``max_nodes`` nodes
+    per neighbourhood; ``tasks_per_worker``: T of the second level."""
+
+    name = "lns"
+    complexity = "O(m) per neighbourhood + exact re-solves, within time_limit (after metis, t3, ischeduler)"
+    budget_param = "time_limit"
+    time_limit: float = 10.0
+    prove_tasks: int = 400
+    prove_share: float = 0.5
+    max_free: int = 40
+    max_nodes: int = 8
+    tasks_per_worker: int = DEFAULT_TASKS_PER_WORKER
+
+    def __post_init__(self):
+        if not self.time_limit > 0:
+            raise ValueError(f"time_limit must be > 0, got {self.time_limit}")
+        if not 0 < self.prove_share <= 1:
+            raise ValueError(f"prove_share must be in (0, 1], got {self.prove_share}")
+        if self.max_free < 2 or self.max_nodes < 2 or self.prove_tasks < 0 or self.tasks_per_worker < 1:
+            raise ValueError("max_free and max_nodes must be >= 2, prove_tasks >= 0, tasks_per_worker >= 1")
+
+    def _schedule(self, problem: Problem) -> Outcome:
+        start = time.perf_counter()
+        deadline = start + self.time_limit
+        best, origin = None, None
+        for name, params in CONSTRUCTIONS:
+            result = make_scheduler(name, params, seed=self.seed).schedule(problem)
+            if result.placement is not None and not result.placement.violations(problem.graph.loads, problem.cluster):
+                cost = _cut(problem.graph.edges, result.placement.node)
+                if best is None or cost < best[0]:
+                    best, origin = (cost, result.placement.node), name
+        if best is None:
+            return Outcome(placement=None, status="infeasible",
+                           message="none of the constructions (metis, t3, ischeduler) found a placement within capacity")
+        search = _Search(problem, best[1], np.random.default_rng(self.seed), self.max_free, self.max_nodes)
+        history = [(round(time.perf_counter() - start, 3), search.cost)]
+        status, bound = "heuristic", None
+        if problem.n_tasks <= self.prove_tasks:
+            budget = max(0.1, (deadline - time.perf_counter()) * self.prove_share)
+            sol = solve_min_inter_node(problem.graph.weights.toarray(), problem.graph.loads, problem.cluster.capacities,
+                                       groups=problem.topology.operator_of_task, time_limit=budget, seed=self.seed,
+                                       hint=search.node)
+            bound = sol.lower_bound
+            if sol.node_of_task is not None and sol.objective is not None and sol.objective < search.cost:
+                search.node, search.cost = np.asarray(sol.node_of_task), float(sol.objective)
+                history.append((round(time.perf_counter() - start, 3), search.cost))
+            if sol.status == "optimal":
+                status = "optimal"
+            elif bound is not None:
+                status = "feasible"
+        tried = {kind: 0 for kind in KINDS}
+        improved = {kind: 0 for kind in KINDS}
+        if status != "optimal":
+            search.refill()
+            while search.pending and time.perf_counter() < deadline:
+                kind, tasks = search.pending.pop(0)
+                tried[kind] += 1
+                budget = min(deadline - time.perf_counter(), max(0.5, self.time_limit / 20))
+                if budget > 0 and search.resolve(tasks, budget, self.seed):
+                    improved[kind] += 1
+                    history.append((round(time.perf_counter() - start, 3), search.cost))
+                    search.refill()   # the neighbourhoods of the new placement
+        if bound is not None and search.cost <= bound + _IMPROVEMENT * max(1.0, bound):
+            status = "optimal"
+        worker = assign_workers(problem, search.node, tasks_per_worker=self.tasks_per_worker, seed=self.seed)
+        details = {"construction": origin, "history": history, "neighbourhoods": {"tried": tried, "improved": improved},
+                   "stopped": "proof" if status == "optimal" else ("time limit" if search.pending else "no neighbourhood left")}
+        return Outcome(placement=Placement(node=search.node, worker=worker), status=status,
+                       lower_bound=bound, details=details)
