@@ -263,6 +263,56 @@ def diff(first, second, topology, cluster, fmt):
         Console().print(table)
 
 
+@cli.command()
+@click.argument("topology", type=click.Path())
+@click.argument("cluster", type=click.Path())
+@click.option("--current", "current_path", type=click.Path(), required=True,
+              help="The running placement (a schedule result or a label map); nodes not in CLUSTER are gone.")
+@click.option("--scheduler", "-s", "name", default="lns", show_default=True,
+              help="lns keeps to the budget; any other scheduler schedules from scratch and reports the moves.")
+@click.option("--param", "-p", "params", multiple=True, metavar="KEY=VALUE", help="Scheduler parameter (repeatable).")
+@click.option("--seed", type=SEED, default=None, help="Random seed (default 0).")
+@click.option("--time-limit", type=SECONDS, default=None, help="Seconds allowed (lns: the whole search).")
+@click.option("--max-moves", type=click.IntRange(min=0), default=None,
+              help="At most this many tasks change node (default: any); forced moves do not count.")
+@click.option("--migration-weight", type=FiniteFloat(min=0, max=1e12), default=0.0, show_default=True,
+              help="Traffic units one moved task costs: minimise traffic + W x tasks moved.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the new placement (JSON) here.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def reschedule(topology, cluster, current_path, name, params, seed, time_limit, max_moves, migration_weight, output, fmt):
+    """A new placement for a job running as --current: least traffic with at most --max-moves tasks moved.
+
+    Tasks on nodes no longer in CLUSTER, or on a node over capacity, must move whatever the budget
+    (forced_moves). Write the result into the Storm plugin's plan directory and it is applied on
+    Nimbus' next round."""
+    from .evaluate.diff import diff_targets, targets_of
+    from .model.specs import placement_targets
+    if output:
+        output = output if Path(output).suffix else output + ".json"
+    _guard_output(output, (topology, cluster, current_path))
+    problem = _problem(topology, cluster)
+    current = placement_targets(read_document(current_path), current_path)
+    result = _scheduler(name, _parse_params(params), seed, time_limit).reschedule(
+        problem, current, max_moves=max_moves, migration_weight=migration_weight)
+    record = result_record(result)
+    if result.placement is not None:
+        moved = result.details["reschedule"]
+        record.update(moves=moved["moves"], forced_moves=moved["forced_moves"],
+                      diff=[m.to_dict() for m in diff_targets(current, targets_of(problem, result.placement)).moves
+                            if m.before[0] != m.after[0]])
+    if output:
+        write_document(record, output)
+    if fmt == "json":
+        click.echo(json.dumps(record, indent=2))
+    else:
+        Console().print(_vertical({k: v for k, v in record.items() if k not in ("diff",)},
+                                  f"{result.scheduler}: reschedule {problem.topology.name} on {problem.cluster.name}"))
+        if result.message:
+            err_console.print(f"[yellow]{result.scheduler}: {result.message}[/yellow]")
+    if result.status == "infeasible":
+        sys.exit(3)
+
+
 COST_MODEL_HELP = ("Cost model file (YAML/JSON, `cost_model:` mapping of constants) for the predicted throughput and "
                    "latency; default: the bundled model fitted to testbed measurements (docs/performance-model.md).")
 

@@ -119,8 +119,36 @@ class Scheduler:
             seconds=time.perf_counter() - start, lower_bound=outcome.lower_bound,
             message=outcome.message, details=outcome.details)
 
+    def reschedule(self, problem: Problem, current: dict[str, tuple[str, int]], *, max_moves: int | None = None,
+                   migration_weight: float = 0.0) -> ScheduleResult:
+        """A new placement for a running job placed as ``current`` (task label -> (node, worker)).
+
+        This default schedules from scratch and reports the moves; a scheduler that can stay near
+        the running placement (``lns``) overrides it to move at most ``max_moves`` tasks (None:
+        any number) and to minimise traffic + ``migration_weight`` x tasks moved. Tasks whose node
+        left the cluster or is over capacity must move whatever the budget (``forced_moves``)."""
+        from .migration import current_of
+        state = current_of(problem, current)
+        return with_moves(self.schedule(problem), state, max_moves, migration_weight, honoured=False)
+
     def _schedule(self, problem: Problem) -> Outcome:  # pragma: no cover - abstract
         raise NotImplementedError
+
+
+def with_moves(result: ScheduleResult, state, max_moves: int | None, migration_weight: float, *,
+               honoured: bool) -> ScheduleResult:
+    """``result`` with ``details["reschedule"]``: tasks moved (``moves``, forced ones apart as
+    ``forced_moves``), the budget and whether the scheduler ``honoured`` it."""
+    if result.placement is None:
+        return result
+    moves = state.moves(result.placement.node)
+    info = {"moves": moves, "forced_moves": int(state.forced.sum()), "max_moves": max_moves,
+            "migration_weight": migration_weight, "budget_honoured": honoured}
+    message = result.message
+    if max_moves is not None and moves > max_moves and not honoured:
+        message = (f"{message}; " if message else "") + (f"{result.scheduler} schedules from scratch: {moves} tasks move, "
+                                                          f"over the budget of {max_moves} (lns keeps to it)")
+    return dataclasses.replace(result, details={**result.details, "reschedule": info}, message=message)
 
 
 REGISTRY: dict[str, type[Scheduler]] = {}

@@ -37,6 +37,7 @@ most ``max_free`` tasks and ``max_nodes`` contracted nodes.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 
@@ -45,8 +46,9 @@ import scipy.sparse as sp
 
 from ..model import Placement, Problem
 from ..model.placement import CAPACITY_EPS
-from .base import Outcome, Scheduler, make_scheduler, register
-from .ischeduler import reduced_graph
+from .base import Infeasible, Outcome, Scheduler, ScheduleResult, make_scheduler, register, with_moves
+from .ischeduler import best_fit, reduced_graph, require_placed
+from .migration import Current, current_of
 from .optimal import solve_min_inter_node
 from .second_level import DEFAULT_TASKS_PER_WORKER, assign_workers
 
@@ -227,3 +229,86 @@ class LnsScheduler(Scheduler):
                    "stopped": "proof" if status == "optimal" else ("time limit" if search.pending else "no neighbourhood left")}
         return Outcome(placement=Placement(node=search.node, worker=worker), status=status,
                        lower_bound=bound, details=details)
+
+    def reschedule(self, problem: Problem, current: dict[str, tuple[str, int]], *, max_moves: int | None = None,
+                   migration_weight: float = 0.0) -> ScheduleResult:
+        """The placement that minimises traffic + ``migration_weight`` x tasks moved with at most
+        ``max_moves`` tasks changing node (forced moves apart), among the placements one search
+        passes through: the running placement with its forced tasks placed by traffic (best fit),
+        then every step of a greedy sequence of single-task moves (best gain first), then every
+        improvement of the neighbourhood search from there, and the fresh schedule. The search
+        does not depend on the budget, so a larger budget never gives a worse placement."""
+        if max_moves is not None and max_moves < 0:
+            raise ValueError(f"max_moves must be >= 0, got {max_moves}")
+        if not migration_weight >= 0:
+            raise ValueError(f"migration_weight must be >= 0, got {migration_weight}")
+        state = current_of(problem, current)
+        start = time.perf_counter()
+        weights = sp.csr_matrix(problem.graph.weights)
+        loads, caps = np.asarray(problem.graph.loads, dtype=float), problem.cluster.capacities
+        try:
+            node = require_placed(best_fit(weights, loads, state.node, caps), loads, caps)
+        except Infeasible as exc:
+            result = self.schedule(problem)
+            return with_moves(dataclasses.replace(result, placement=None, status="infeasible", message=str(exc)),
+                              state, max_moves, migration_weight, honoured=True)
+        trajectory = [node, *_greedy_moves(weights, loads, caps, node, state, migration_weight)]
+        search = _Search(problem, trajectory[-1], np.random.default_rng(self.seed), self.max_free, self.max_nodes)
+        deadline = start + self.time_limit / 2
+        search.refill()
+        while search.pending and time.perf_counter() < deadline:
+            _, tasks = search.pending.pop(0)
+            budget = min(deadline - time.perf_counter(), max(0.5, self.time_limit / 20))
+            if budget > 0 and search.resolve(tasks, budget, self.seed):
+                trajectory.append(search.node.copy())
+                search.refill()
+        fresh = dataclasses.replace(self, time_limit=max(0.1, self.time_limit - (time.perf_counter() - start))).schedule(problem)
+        if fresh.placement is not None:
+            trajectory.append(fresh.placement.node)
+        edges = problem.graph.edges
+
+        def objective(candidate):
+            return _cut(edges, candidate) + migration_weight * state.moves(candidate), state.moves(candidate)
+
+        allowed = [c for c in trajectory if max_moves is None or state.moves(c) <= max_moves]
+        chosen = min(allowed, key=objective)
+        is_fresh = fresh.placement is not None and chosen is fresh.placement.node and migration_weight == 0
+        worker = assign_workers(problem, chosen, tasks_per_worker=self.tasks_per_worker, seed=self.seed)
+        result = ScheduleResult(scheduler=self.name, params=self.get_params(),
+                                status=fresh.status if is_fresh else "heuristic",
+                                placement=Placement(node=chosen, worker=worker), problem=problem,
+                                seconds=time.perf_counter() - start,
+                                lower_bound=fresh.lower_bound if is_fresh else None,
+                                details={"candidates": len(trajectory), "objective": objective(chosen)[0]})
+        return with_moves(result, state, max_moves, migration_weight, honoured=True)
+
+
+def _greedy_moves(weights: sp.csr_matrix, loads: np.ndarray, caps: np.ndarray, node: np.ndarray, state: Current,
+                  migration_weight: float) -> list[np.ndarray]:
+    """Placements after each best single-task move to a node it has traffic with (gain = traffic
+    saved - migration_weight x the change in tasks moved), while a move gains; at most n steps."""
+    node = node.copy()
+    steps = []
+    free = caps - np.bincount(node, weights=loads, minlength=caps.size)
+    eps = CAPACITY_EPS * np.maximum(1.0, caps)
+    for _ in range(node.size):
+        onto = sp.csr_matrix((np.ones(node.size), (np.arange(node.size), node)), shape=(node.size, caps.size))
+        affinity = (weights @ onto).tocsr()   # traffic of each task to each node
+        own = np.asarray(affinity[np.arange(node.size), node]).ravel()
+        coo = affinity.tocoo()
+        t, j, a = coo.row, coo.col, coo.data
+        home = state.node[t] == j
+        away_now = (node[t] != state.node[t]) & ~state.forced[t]
+        leaving_home = (node[t] == state.node[t]) & ~state.forced[t]
+        change = np.where(home & away_now, -1, np.where(~home & leaving_home, 1, 0))
+        gain = a - own[t] - migration_weight * change
+        ok = (j != node[t]) & (free[j] + eps[j] >= loads[t]) & (gain > _IMPROVEMENT * max(1.0, float(a.max(initial=0))))
+        if not ok.any():
+            break
+        best = np.flatnonzero(ok)[np.lexsort((j[ok], t[ok], -gain[ok]))[0]]
+        task, target = int(t[best]), int(j[best])
+        free[node[task]] += loads[task]
+        free[target] -= loads[task]
+        node[task] = target
+        steps.append(node.copy())
+    return steps

@@ -48,3 +48,67 @@ def test_a_re_solve_can_swap_what_two_nodes_hold():
     assert search.cost == 5.0
     assert search.resolve(np.array([0, 1]), time_limit=5, seed=0)   # frees a and b: a joins b (or b joins a)
     assert search.cost == 1.0 and search._fits(search.node)
+
+
+# ---------------------------------------------------------------------------- reschedule
+def _running(problem, scheduler="even"):
+    from streamplace.evaluate.diff import targets_of
+    return targets_of(problem, make_scheduler(scheduler).schedule(problem).placement)
+
+
+def test_reschedule_budget_zero_keeps_a_feasible_placement_and_cost_falls_with_the_budget():
+    problem = Problem.from_topology(microbench.microbench("diamond", 30), microbench.cluster("homogeneous"))
+    current = _running(problem, "t3")   # within capacity: nothing forced
+    lns = make_scheduler("lns", time_limit=4)
+    results = {k: lns.reschedule(problem, current, max_moves=k) for k in (0, 1, 2, 4, 8, None)}
+    assert results[0].details["reschedule"]["moves"] == 0 and results[0].details["reschedule"]["forced_moves"] == 0
+    assert [t for t in problem.topology.task_labels if current[t][0] != problem.cluster.nodes[
+        results[0].placement.node[problem.topology.task_id(t)]].name] == []
+    costs = [_cut(problem.graph.edges, results[k].placement.node) for k in (0, 1, 2, 4, 8, None)]
+    assert all(b <= a for a, b in zip(costs, costs[1:]))
+    assert all(results[k].details["reschedule"]["moves"] <= k for k in (0, 1, 2, 4, 8))
+    assert costs[-1] <= _cut(problem.graph.edges, lns.schedule(problem).placement.node)
+
+
+def test_removing_a_node_forces_exactly_its_tasks_to_move():
+    problem = Problem.from_topology(microbench.microbench("linear", 12), microbench.cluster("homogeneous"))
+    current = _running(problem, "t3")
+    gone = current[problem.topology.task_labels[0]][0]
+    smaller = Cluster.build("smaller", [n for n in problem.cluster.nodes if n.name != gone])
+    shrunk = Problem.from_topology(problem.topology, smaller)
+    result = make_scheduler("lns", time_limit=4).reschedule(shrunk, current, max_moves=0)
+    on_gone = {t for t, (node, _) in current.items() if node == gone}
+    moved = {t for t in problem.topology.task_labels
+             if smaller.nodes[result.placement.node[problem.topology.task_id(t)]].name != current[t][0]}
+    assert moved == on_gone and result.details["reschedule"] == {
+        "moves": 0, "forced_moves": len(on_gone), "max_moves": 0, "migration_weight": 0.0, "budget_honoured": True}
+
+
+def test_migration_weight_trades_traffic_for_moves_and_other_schedulers_report_moves():
+    problem = Problem.from_topology(microbench.microbench("diamond", 30), microbench.cluster("homogeneous"))
+    current = _running(problem, "t3")
+    lns = make_scheduler("lns", time_limit=4)
+    free, costly = lns.reschedule(problem, current), lns.reschedule(problem, current, migration_weight=1e6)
+    assert costly.details["reschedule"]["moves"] == 0 <= free.details["reschedule"]["moves"]
+    other = make_scheduler("metis").reschedule(problem, current, max_moves=0)
+    info = other.details["reschedule"]
+    assert info["budget_honoured"] is False
+    assert (info["moves"] > 0) == ("over the budget of 0" in other.message)
+
+
+def test_cli_reschedule_prints_moves_and_the_diff(tmp_path, capsys):
+    import json
+
+    from streamplace.cli import main
+    main(["workload", "microbench", "--layout", "diamond", "--tasks", "12", "-o", str(tmp_path / "t.yaml")])
+    main(["workload", "cluster", "--preset", "heterogeneous", "-o", str(tmp_path / "c.yaml")])
+    main(["schedule", str(tmp_path / "t.yaml"), str(tmp_path / "c.yaml"), "-s", "even", "-o", str(tmp_path / "now.json"),
+          "--format", "json"])
+    capsys.readouterr()
+    main(["reschedule", str(tmp_path / "t.yaml"), str(tmp_path / "c.yaml"), "--current", str(tmp_path / "now.json"),
+          "--max-moves", "1", "--time-limit", "3", "--format", "json", "-o", str(tmp_path / "new.json")])
+    out = json.loads(capsys.readouterr().out)
+    assert out["moves"] <= 1 and out["valid"] is True
+    assert len(out["diff"]) == out["moves"] + out["forced_moves"]
+    assert {"task", "from", "to"} == set(out["diff"][0])
+    assert json.loads((tmp_path / "new.json").read_text())["inter_node_cost"] == out["inter_node_cost"]
