@@ -27,7 +27,7 @@ elsewhere does not depend on where, among the chosen nodes, a freed task goes, s
 optimum is the best move in the neighbourhood. The exact solver is ``optimal``'s
 (:func:`~.optimal.solve_min_inter_node`), called, not copied.
 
-Status: ``optimal`` when step 2 proved it; ``feasible`` when step 2 ran out of time with a lower
+Status: ``optimal`` when step 2 proved it (or no traffic crosses nodes); ``feasible`` when step 2 ran out of time with a lower
 bound (``lower_bound``); ``heuristic`` otherwise. ``details``: the starting construction, the
 improvement history ``[(seconds, traffic), ...]`` and the neighbourhoods tried and improved per
 kind. Workers: :func:`~.second_level.assign_workers`.
@@ -228,6 +228,8 @@ class LnsScheduler(Scheduler):
                     improved[kind] += 1
                     history.append((round(time.perf_counter() - start, 3), search.cost))
                     search.refill()   # the neighbourhoods of the new placement
+        if search.cost == 0:   # no traffic crosses nodes: nothing can be better
+            bound = 0.0
         if bound is not None and search.cost <= bound + _IMPROVEMENT * max(1.0, bound):
             status = "optimal"
         worker = assign_workers(problem, search.node, tasks_per_worker=self.tasks_per_worker, seed=self.seed)
