@@ -112,3 +112,29 @@ def test_cli_reschedule_prints_moves_and_the_diff(tmp_path, capsys):
     assert len(out["diff"]) == out["moves"] + out["forced_moves"]
     assert {"task", "from", "to"} == set(out["diff"][0])
     assert json.loads((tmp_path / "new.json").read_text())["inter_node_cost"] == out["inter_node_cost"]
+
+
+def _random_problem(rng, n_nodes):
+    ops = [Operator("s", int(rng.integers(1, 4)), role="source")] + \
+          [Operator(f"o{i}", int(rng.integers(1, 3)), load=float(rng.choice([1.0, 2.0]))) for i in range(2)]
+    streams = [Stream("s", "o0", pair_rate=float(rng.integers(1, 9))), Stream("o0", "o1", pair_rate=float(rng.integers(1, 9))),
+               Stream("s", "o1", pair_rate=float(rng.integers(1, 9)))]
+    topo = Topology.build("r", ops, streams)
+    total = float(sum(op.parallelism * op.load for op in ops))
+    caps = {float(np.ceil(total / n_nodes * rng.uniform(1.0, 1.6))) + 2.0: n_nodes}
+    return Problem.from_topology(topo, Cluster.from_capacities(caps))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_equals_brute_force_on_small_random_instances(seed):
+    from itertools import product
+    rng = np.random.default_rng(seed)
+    for n_nodes, params in ((2, {"prove_tasks": 0}), (3, {})):   # two nodes: the neighbourhoods alone; three: with the proof
+        problem = _random_problem(rng, n_nodes)
+        w, loads, caps = problem.graph.weights.toarray(), problem.graph.loads, problem.cluster.capacities
+        n = problem.n_tasks
+        best = min(sum(w[u, v] for u in range(n) for v in range(u + 1, n) if a[u] != a[v])
+                   for a in product(range(n_nodes), repeat=n)
+                   if all(loads[np.array(a) == j].sum() <= caps[j] for j in range(n_nodes)))
+        result = make_scheduler("lns", {"time_limit": 5.0, **params}).schedule(problem)
+        assert _cut(problem.graph.edges, result.placement.node) == pytest.approx(best), (seed, n_nodes)
