@@ -203,7 +203,9 @@ class LnsScheduler(Scheduler):
         search = _Search(problem, best[1], np.random.default_rng(self.seed), self.max_free, self.max_nodes)
         history = [(round(time.perf_counter() - start, 3), search.cost)]
         status, bound = "heuristic", None
-        if problem.n_tasks <= self.prove_tasks:
+        if search.cost == 0:   # no traffic crosses nodes: nothing can be better, nothing to prove
+            status, bound = "optimal", 0.0
+        elif problem.n_tasks <= self.prove_tasks:
             budget = max(0.1, (deadline - time.perf_counter()) * self.prove_share)
             sol = solve_min_inter_node(problem.graph.weights.toarray(), problem.graph.loads, problem.cluster.capacities,
                                        groups=problem.topology.operator_of_task, time_limit=budget, seed=self.seed,
@@ -228,7 +230,7 @@ class LnsScheduler(Scheduler):
                     improved[kind] += 1
                     history.append((round(time.perf_counter() - start, 3), search.cost))
                     search.refill()   # the neighbourhoods of the new placement
-        if search.cost == 0:   # no traffic crosses nodes: nothing can be better
+        if search.cost == 0:
             bound = 0.0
         if bound is not None and search.cost <= bound + _IMPROVEMENT * max(1.0, bound):
             status = "optimal"
