@@ -67,6 +67,39 @@ public final class SpecComponents {
     }
 
     /**
+     * How many tuples a source task owes the wall clock at {@code perSecond} tuples per second. It
+     * keeps at most one second's worth of tuples (and at least one tuple) of backlog: a source
+     * that back-pressure slowed down does not burst to make up for more. A rate under one tuple
+     * per second per task emits one tuple every {@code 1 / perSecond} seconds.
+     */
+    static final class Pacer {
+        private final double perSecond;
+        private boolean started;
+        private long start;
+        private double emitted;
+
+        Pacer(double perSecond) {
+            this.perSecond = perSecond;
+        }
+
+        /** Tuples to emit now (at most {@code maxBurst}); counts them as emitted. */
+        int due(long nowNanos, int maxBurst) {
+            if (!started) {
+                started = true;
+                start = nowNanos;
+            }
+            double due = perSecond * (nowNanos - start) / 1e9;
+            double backlog = Math.max(perSecond, 1.0);
+            if (due - emitted > backlog) {
+                emitted = due - backlog;
+            }
+            int n = (int) Math.min(maxBurst, Math.floor(due - emitted));
+            emitted += Math.max(n, 0);
+            return Math.max(n, 0);
+        }
+    }
+
+    /**
      * Emits {@code source_rate / parallelism} tuples per second per task. It keeps pace with the
      * wall clock, but never more than one second behind: a source that back-pressure slowed
      * down does not burst to make up for more than a second.
@@ -77,9 +110,7 @@ public final class SpecComponents {
         private final Shape shape;
         private transient SpoutOutputCollector collector;
         private transient Emitter emitter;
-        private transient double perSecond;
-        private transient long start;
-        private transient double emitted;
+        private transient Pacer pacer;
         private transient boolean tracked;
         private transient long msgId;
 
@@ -91,29 +122,20 @@ public final class SpecComponents {
         public void open(Map<String, Object> conf, TopologyContext context, SpoutOutputCollector collector) {
             this.collector = collector;
             this.emitter = new Emitter(shape.drawers(), conf, context, shape.op().tupleBytes());
-            this.perSecond = shape.op().sourceRate() / shape.op().parallelism();
+            this.pacer = new Pacer(shape.op().sourceRate() / shape.op().parallelism());
             Object ackers = conf.get("topology.acker.executors");
             this.tracked = ackers == null || ObjectReader.getInt(ackers) > 0;
         }
 
         @Override
         public void nextTuple() {
-            long now = System.nanoTime();
-            if (start == 0) {
-                start = now;
-            }
-            double due = perSecond * (now - start) / 1e9;
-            if (due - emitted > perSecond) {
-                emitted = due - perSecond;
-            }
-            for (int burst = 0; emitted + 1 <= due && burst < MAX_BURST; burst++) {
+            for (int n = pacer.due(System.nanoTime(), MAX_BURST); n > 0; n--) {
                 Values v = emitter.tuple(Tuples.nowMicros());
                 if (tracked) {
                     collector.emit(v, msgId++);
                 } else {
                     collector.emit(v);
                 }
-                emitted += 1;
             }
         }
 
