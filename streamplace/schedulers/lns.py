@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,6 +57,7 @@ from .second_level import DEFAULT_TASKS_PER_WORKER, assign_workers
 
 CONSTRUCTIONS = (("ischeduler", {"theta": 0.0}), ("metis", {}), ("t3", {}))
 CONSTRUCTION_SHARE = 0.5   # no further construction starts after this share of the time limit
+SECOND_LEVEL_SHARE = 0.03  # of the time limit (+ 0.2 s) kept for the second level (0.6 s at 10^5 tasks)
 KINDS = ("nodes", "edges", "operator")
 _IMPROVEMENT = 1e-9   # relative: a re-solve must save more than this to be taken
 
@@ -78,37 +80,46 @@ class _Search:
         self.max_free, self.max_nodes = max_free, max_nodes
         self.node = node.copy()
         self.cost = _cut(self.edges, self.node)
-        self.pending: list[tuple[str, np.ndarray]] = []
+        self.pending: deque = deque()
 
     # ------------------------------------------------------------------ neighbourhoods
     def refill(self) -> None:
-        """Every neighbourhood of the current placement, in the order they are tried."""
+        """Every neighbourhood of the current placement, in the order they are tried (tasks are
+        gathered only when a neighbourhood is tried: a large job has tens of thousands of pairs)."""
         u, v, w = self.edges
         cut = self.node[u] != self.node[v]
         a, b = np.minimum(self.node[u][cut], self.node[v][cut]), np.maximum(self.node[u][cut], self.node[v][cut])
         m = self.caps.size
         keys, which = np.unique(a * m + b, return_inverse=True)
         pair_traffic = np.bincount(which, weights=w[cut], minlength=keys.size)
-        pairs = [(int(keys[k]) // m, int(keys[k]) % m) for k in np.argsort(-pair_traffic, kind="stable")]
-        by_nodes = [("nodes", self._limit(np.flatnonzero(np.isin(self.node, pair)), pair)) for pair in pairs]
+        by_nodes = [("nodes", (int(keys[k]) // m, int(keys[k]) % m)) for k in np.argsort(-pair_traffic, kind="stable")]
         heavy = np.argsort(-w[cut], kind="stable")
         ends = np.stack([u[cut][heavy], v[cut][heavy]], axis=1).ravel()
-        by_edges = []
-        for start in range(0, ends.size, self.max_free):
-            tasks = np.unique(ends[start:start + self.max_free])
-            by_edges.append(("edges", tasks))
-            if len(by_edges) >= 8:
-                break
-        op_cut = np.bincount(self.op[u[cut]], weights=w[cut], minlength=self.op.max() + 1) + \
-            np.bincount(self.op[v[cut]], weights=w[cut], minlength=self.op.max() + 1)
-        by_op = [("operator", np.flatnonzero(self.op == o)) for o in np.argsort(-op_cut, kind="stable")
-                 if op_cut[o] > 0 and np.count_nonzero(self.op == o) <= self.max_free]
-        interleaved = [nb for group in zip(by_nodes, by_edges + [None] * len(by_nodes), by_op + [None] * len(by_nodes))
-                       for nb in group if nb is not None]
-        rest = by_nodes[len(interleaved):] + by_edges[len(by_nodes):] + by_op[len(by_nodes):]
-        self.pending = [(kind, tasks) for kind, tasks in interleaved + rest if tasks.size > 1]
+        by_edges = [("edges", np.unique(ends[start:start + self.max_free]))
+                    for start in range(0, min(ends.size, 8 * self.max_free), self.max_free)]
+        n_ops = int(self.op.max()) + 1
+        op_cut = np.bincount(self.op[u[cut]], weights=w[cut], minlength=n_ops) + \
+            np.bincount(self.op[v[cut]], weights=w[cut], minlength=n_ops)
+        sizes = np.bincount(self.op, minlength=n_ops)
+        by_op = [("operator", int(o)) for o in np.argsort(-op_cut, kind="stable")
+                 if op_cut[o] > 0 and 1 < sizes[o] <= self.max_free]
+        lists = (by_nodes, by_edges, by_op)
+        self.pending = deque(item for i in range(max(map(len, lists), default=0)) for items in lists
+                             if i < len(items) for item in (items[i],))
+        self._order = np.argsort(self.node, kind="stable")
+        self._starts = np.searchsorted(self.node[self._order], np.arange(m + 1))
 
-    def _limit(self, tasks: np.ndarray, pair) -> np.ndarray:
+    def next_neighbourhood(self) -> tuple[str, np.ndarray]:
+        """The next neighbourhood to try and its tasks."""
+        kind, what = self.pending.popleft()
+        if kind == "nodes":
+            tasks = np.sort(np.concatenate([self._order[self._starts[j]:self._starts[j + 1]] for j in what]))
+            return kind, self._limit(tasks)
+        if kind == "operator":
+            return kind, np.flatnonzero(self.op == what)
+        return kind, what
+
+    def _limit(self, tasks: np.ndarray) -> np.ndarray:
         """At most ``max_free`` tasks of a node pair: those with the most traffic across it."""
         if tasks.size <= self.max_free:
             return tasks
@@ -120,6 +131,8 @@ class _Search:
     # ------------------------------------------------------------------ one re-solve
     def resolve(self, free: np.ndarray, time_limit: float, seed: int) -> bool:
         """Re-solve ``free`` exactly (module docstring); True if the placement improved."""
+        if free.size < 2:
+            return False
         nodes = np.unique(self.node[free])
         if nodes.size < self.max_nodes:   # room to move into: the nodes with the most free capacity
             room = self.caps - np.bincount(self.node, weights=self.loads, minlength=self.caps.size)
@@ -186,7 +199,7 @@ class LnsScheduler(Scheduler):
 
     def _schedule(self, problem: Problem) -> Outcome:
         start = time.perf_counter()
-        deadline = start + self.time_limit
+        deadline = start + self.time_limit * (1 - SECOND_LEVEL_SHARE) - 0.2   # the rest: workers, at the end
         best, origin, tried = None, None, []
         for name, params in CONSTRUCTIONS:
             if best is not None and time.perf_counter() - start > CONSTRUCTION_SHARE * self.time_limit:
@@ -223,7 +236,7 @@ class LnsScheduler(Scheduler):
         if status != "optimal":
             search.refill()
             while search.pending and time.perf_counter() < deadline:
-                kind, tasks = search.pending.pop(0)
+                kind, tasks = search.next_neighbourhood()
                 tried[kind] += 1
                 budget = min(deadline - time.perf_counter(), max(0.5, self.time_limit / 20))
                 if budget > 0 and search.resolve(tasks, budget, self.seed):
@@ -267,7 +280,7 @@ class LnsScheduler(Scheduler):
         deadline = start + self.time_limit / 2
         search.refill()
         while search.pending and time.perf_counter() < deadline:
-            _, tasks = search.pending.pop(0)
+            _, tasks = search.next_neighbourhood()
             budget = min(deadline - time.perf_counter(), max(0.5, self.time_limit / 20))
             if budget > 0 and search.resolve(tasks, budget, self.seed):
                 trajectory.append(search.node.copy())
