@@ -206,11 +206,12 @@ class LnsScheduler(Scheduler):
             if best is not None and time.perf_counter() - start > CONSTRUCTION_SHARE * self.time_limit:
                 break
             tried.append(name)
-            result = make_scheduler(name, params, seed=self.seed).schedule(problem)
+            result = make_scheduler(name, {**params, "tasks_per_worker": self.tasks_per_worker}, seed=self.seed) \
+                .schedule(problem)
             if result.placement is not None and not result.placement.violations(problem.graph.loads, problem.cluster):
                 cost = _cut(problem.graph.edges, result.placement.node)
                 if best is None or cost < best[0]:
-                    best, origin = (cost, result.placement.node), name
+                    best, origin = (cost, result.placement.node, result.placement.worker), name
         if best is None:
             return Outcome(placement=None, status="infeasible",
                            message=f"none of the constructions ({', '.join(tried)}) found a placement within capacity")
@@ -248,7 +249,7 @@ class LnsScheduler(Scheduler):
             bound = 0.0
         if bound is not None and search.cost <= bound + _IMPROVEMENT * max(1.0, bound):
             status = "optimal"
-        worker = assign_workers(problem, search.node, tasks_per_worker=self.tasks_per_worker, seed=self.seed)
+        worker = _workers(problem, search.node, best[1], best[2], self.tasks_per_worker, self.seed)
         details = {"construction": origin, "history": history, "neighbourhoods": {"tried": tried, "improved": improved},
                    "stopped": "proof" if status == "optimal" else ("time limit" if search.pending else "no neighbourhood left")}
         return Outcome(placement=Placement(node=search.node, worker=worker), status=status,
@@ -305,6 +306,18 @@ class LnsScheduler(Scheduler):
                                 lower_bound=fresh.lower_bound if is_fresh else None,
                                 details={"candidates": len(trajectory), "objective": objective(chosen)[0]})
         return with_moves(result, state, max_moves, migration_weight, honoured=True)
+
+
+def _workers(problem: Problem, node: np.ndarray, start_node: np.ndarray, start_worker: np.ndarray,
+             tasks_per_worker: int, seed: int) -> np.ndarray:
+    """Workers: the starting construction's on every node whose tasks did not change, the second
+    level (:func:`~.second_level.assign_workers`) on the others (at 10^6 tasks the second level of
+    every node takes seconds)."""
+    changed = np.unique(np.concatenate([node[node != start_node], start_node[node != start_node]]))
+    if changed.size == 0:
+        return start_worker
+    fresh = assign_workers(problem, node, tasks_per_worker=tasks_per_worker, seed=seed, nodes=changed)
+    return np.where(np.isin(node, changed), fresh, start_worker)
 
 
 def _greedy_moves(weights: sp.csr_matrix, loads: np.ndarray, caps: np.ndarray, node: np.ndarray, state: Current,

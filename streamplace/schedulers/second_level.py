@@ -16,8 +16,9 @@ DEFAULT_TASKS_PER_WORKER = 5
 
 
 def assign_workers(problem: Problem, node_of_task: np.ndarray, *, tasks_per_worker: int = DEFAULT_TASKS_PER_WORKER,
-                   seed: int = 0) -> np.ndarray:
-    """Worker index (0-based, contiguous per node) of every task."""
+                   seed: int = 0, nodes: np.ndarray | None = None) -> np.ndarray:
+    """Worker index (0-based, contiguous per node) of every task; with ``nodes`` (node ids) only the
+    tasks of those nodes are split (the others get 0: the caller keeps what it had for them)."""
     if tasks_per_worker < 1:
         raise ValueError(f"tasks_per_worker must be >= 1, got {tasks_per_worker}")
     node_of_task = np.asarray(node_of_task, dtype=np.int64)
@@ -28,6 +29,8 @@ def assign_workers(problem: Problem, node_of_task: np.ndarray, *, tasks_per_work
     starts = np.searchsorted(sorted_nodes, present)
     ends = np.searchsorted(sorted_nodes, present, side="right")
     n_workers = np.minimum(problem.cluster.slots[present], -(-(ends - starts) // tasks_per_worker))
+    if nodes is not None:
+        n_workers = np.where(np.isin(present, nodes), n_workers, 1)
     split = np.flatnonzero(n_workers > 1)
     if split.size == 0:
         return worker
