@@ -1,7 +1,7 @@
 """Calibrate I-Scheduler's phi: the largest reduced graph the exact solver proves optimal within theta.
 
 [I] Alg. 1 line 4 takes phi "from previous experiments"; this script is those experiments, run with
-the project's own solver (:func:`streamplace.schedulers.optimal.solve_min_inter_node`, default
+the project's own solver (:func:`streamplace.exact.solve_min_inter_node`, default
 8 workers). For growing sizes n = 4, 5, 6, ... it builds representative reduced graphs:
 
 * what the fusion loop leaves for the solver (I-Scheduler with phi = n, optimiser on) on the
@@ -32,7 +32,7 @@ import numpy as np
 
 from streamplace.schedulers import ischeduler
 from streamplace.schedulers.ischeduler import capacity_classes, fuse, reduced_graph
-from streamplace.schedulers.optimal import solve_min_inter_node
+from streamplace.exact import solve_min_inter_node
 from streamplace.workloads import microbench
 
 TABLE = Path(ischeduler.__file__).with_name(ischeduler.PHI_TABLE)

@@ -5,7 +5,7 @@
 Parameters: ``theta`` (seconds the optimiser may use; 0 = heuristic only), ``phi`` (size of the
 reduced graph the optimiser solves within theta; ``None`` = the calibration table
 ``ischeduler_phi.json`` measured by ``benchmarks/calibrate_phi.py`` with the project's own
-:func:`~.optimal.solve_min_inter_node`: the value of the largest measured theta <= ``theta``,
+:func:`streamplace.exact.solve_min_inter_node`: the value of the largest measured theta <= ``theta``,
 0 if there is none) and ``tasks_per_worker`` (T of the second level).
 
 First level ([I] Alg. 1 lines 22-53). Nodes are grouped into capacity classes ``(c_i, q_i)``,
@@ -23,7 +23,7 @@ t > 0 and t + f > phi:
   without; t and f are updated.
 
 Final mapping: optimiser on -> the reduced graph (one vertex per group and per unfused task,
-``W' = P^T W P``, loads ``P^T L``) is placed by :func:`~.optimal.solve_min_inter_node` within
+``W' = P^T W P``, loads ``P^T L``) is placed by :func:`streamplace.exact.solve_min_inter_node` within
 what is left of theta, warm-started from the better of the direct mapping below and the solver
 module's greedy; if it returns nothing, that warm start is used (``details["optimiser"]
 ["fallback"]``). Optimiser off -> direct mapping:
@@ -74,7 +74,7 @@ from ..model import Placement, Problem
 from ..partition import kway_partition
 from .base import Infeasible, Outcome, Scheduler, register
 from .segments import segment_cumsum
-from .optimal import greedy_placement, inter_node_cost, solve_min_inter_node
+from ..exact import cut_weight, greedy_placement, solve_min_inter_node
 from .second_level import DEFAULT_TASKS_PER_WORKER, assign_workers
 
 PHI_TABLE = "ischeduler_phi.json"
@@ -347,7 +347,7 @@ class IScheduler(Scheduler):
         direct = best_fit(reduced, reduced_loads, start, caps)
         starts = [p for p in (direct if (direct >= 0).all() else None, greedy_placement(dense, reduced_loads, caps))
                   if p is not None]
-        hint = min(starts, key=lambda p: inter_node_cost(dense, p)) if starts else None
+        hint = min(starts, key=lambda p: cut_weight(dense, p)) if starts else None
         info = {"vertices": int(reduced_loads.size), "status": "not run", "objective": None, "lower_bound": None,
                 "seconds": 0.0, "fallback": False}
         solution = None

@@ -26,7 +26,7 @@ most ``max_nodes``). The tasks that stay on those nodes are contracted into one 
 I-Scheduler uses), so the solver may also swap the contents of two nodes. Traffic to tasks
 elsewhere does not depend on where, among the chosen nodes, a freed task goes, so the sub-problem's
 optimum is the best move in the neighbourhood. The exact solver is ``optimal``'s
-(:func:`~.optimal.solve_min_inter_node`), called, not copied.
+(:func:`streamplace.exact.solve_min_inter_node`), called, not copied.
 
 Status: ``optimal`` when step 2 proved it (or no traffic crosses nodes); ``feasible`` when step 2 ran out of time with a lower
 bound (``lower_bound``); ``heuristic`` otherwise. ``details``: the starting construction, the
@@ -53,7 +53,7 @@ from ..model.placement import CAPACITY_EPS
 from .base import Infeasible, Outcome, Scheduler, ScheduleResult, make_scheduler, register, with_moves
 from .ischeduler import best_fit, reduced_graph, require_placed
 from .migration import Current, current_of
-from .optimal import solve_min_inter_node
+from ..exact import solve_min_inter_node
 from .second_level import DEFAULT_TASKS_PER_WORKER, assign_workers
 
 CONSTRUCTIONS = (("ischeduler", {"theta": 0.0}), ("metis", {}), ("t3", {}), ("ischeduler", {"theta": 1.0}))

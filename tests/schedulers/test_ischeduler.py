@@ -6,7 +6,7 @@ from streamplace.evaluate.metrics import inter_node_cost, inter_worker_cost
 from streamplace.model import Cluster, Node, Operator, Problem, Stream, TaskGraph, Topology
 from streamplace.schedulers import ParameterError, make_scheduler
 from streamplace.schedulers.ischeduler import calibrated_phi, phi_table, reduced_graph
-from streamplace.schedulers.optimal import solve_min_inter_node
+from streamplace.exact import solve_min_inter_node
 from streamplace.workloads import microbench
 from streamplace.workloads.synthetic import synthetic_problem
 

@@ -1,4 +1,5 @@
-"""The exact solver core (streamplace.schedulers.optimal) against an independent brute force."""
+"""The exact solver (streamplace.exact) against an independent brute force, its formulations and
+the published optima."""
 
 import itertools
 
@@ -7,13 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from streamplace.schedulers import optimal as optimal_module
-from streamplace.schedulers.optimal import (
-    ExactSolution,
-    inter_node_cost,
-    interchangeable_classes,
-    solve_min_inter_node,
-)
+from streamplace.exact import ExactSolution, Formulation, cut_weight, solve_min_inter_node
+from streamplace.exact.classes import interchangeable_classes
 
 # ---------------------------------------------------------------------------------------------
 # independent reference: enumerate all m^n assignments
@@ -234,7 +230,7 @@ COUNT_MODEL_PATHS = [
 @given(random_instance(), st.sampled_from(COUNT_MODEL_PATHS))
 def test_random_instances_count_model_paths(inst, options):
     W, loads, caps = inst
-    sol = optimal_module._solve(W, loads, caps, time_limit=5, **options)
+    sol = solve_min_inter_node(W, loads, caps, time_limit=5, formulation=Formulation(**options))
     check_solution(sol, W, loads, caps, brute_force(W, loads, caps))
 
 
@@ -250,7 +246,7 @@ def test_block_instances_match_brute_force(inst, use_groups):
 @given(block_instance(), st.sampled_from(COUNT_MODEL_PATHS + [dict(merge=False, symmetry="lex", configs=False)]))
 def test_block_instances_count_model_paths(inst, options):
     W, loads, caps, ops = inst
-    sol = optimal_module._solve(W, loads, caps, groups=ops, time_limit=5, **options)
+    sol = solve_min_inter_node(W, loads, caps, groups=ops, time_limit=5, formulation=Formulation(**options))
     check_solution(sol, W, loads, caps, brute_force(W, loads, caps))
 
 
@@ -266,7 +262,7 @@ def test_thirty_task_heterogeneous_optima(layout, expected):
     sol = solve_min_inter_node(W, loads, HETEROGENEOUS, groups=ops, time_limit=60)
     assert sol.status == "optimal"
     assert sol.objective == expected and sol.lower_bound == expected
-    assert inter_node_cost(W, sol.node_of_task) == expected
+    assert cut_weight(W, sol.node_of_task) == expected
     used = np.bincount(sol.node_of_task, minlength=10)
     assert np.all(used <= HETEROGENEOUS)
 
