@@ -25,6 +25,7 @@ from .model.specs import (SpecError, atomic_write_text, cluster_to_dict, load_cl
                           load_topology, read_document, topology_to_dict, write_document)
 from .schedulers import ParameterError, available, make_scheduler
 from .schedulers.base import MAX_TIME_LIMIT
+from .schedulers.status import Status
 from .storm.errors import StormError
 from .workloads import microbench
 from .workloads import lf as lf_workloads
@@ -216,7 +217,7 @@ def schedule(topology, cluster, name, params, seed, time_limit, output, fmt, pro
         Console().print(_vertical(record, f"{result.scheduler}: {problem.topology.name} on {problem.cluster.name}"))
         if result.message:
             err_console.print(f"[yellow]{result.scheduler}: {result.message}[/yellow]")
-    if result.status == "infeasible":
+    if result.status == Status.INFEASIBLE:
         sys.exit(3)
 
 
@@ -309,7 +310,7 @@ def reschedule(topology, cluster, current_path, name, params, seed, time_limit, 
                                   f"{result.scheduler}: reschedule {problem.topology.name} on {problem.cluster.name}"))
         if result.message:
             err_console.print(f"[yellow]{result.scheduler}: {result.message}[/yellow]")
-    if result.status == "infeasible":
+    if result.status == Status.INFEASIBLE:
         sys.exit(3)
 
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..model import Placement, Problem
+from .status import Status
 
-STATUSES = ("optimal", "feasible", "heuristic", "infeasible")
 MAX_TIME_LIMIT = 1e6  # seconds, the largest solve budget any caller accepts (~11.5 days)
 
 
@@ -35,7 +35,7 @@ class Outcome:
     """What a scheduler's ``_schedule`` returns; the base class adds timing and identity."""
 
     placement: Placement | None
-    status: str = "heuristic"
+    status: Status = Status.HEURISTIC
     lower_bound: float | None = None
     details: dict = field(default_factory=dict)
     message: str = ""
@@ -110,9 +110,9 @@ class Scheduler:
             try:
                 outcome = self._schedule(problem)
             except Infeasible as exc:
-                outcome = Outcome(placement=None, status="infeasible", message=str(exc))
+                outcome = Outcome(placement=None, status=Status.INFEASIBLE, message=str(exc))
         else:
-            outcome = Outcome(placement=None, status="infeasible", message=reason)
+            outcome = Outcome(placement=None, status=Status.INFEASIBLE, message=reason)
         return ScheduleResult(
             scheduler=self.name, params=self.get_params(), status=outcome.status,
             placement=outcome.placement, problem=outcome.problem or problem,

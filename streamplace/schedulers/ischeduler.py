@@ -70,12 +70,13 @@ from importlib import resources
 import numpy as np
 import scipy.sparse as sp
 
+from ..exact import cut_weight, greedy_placement, solve_min_inter_node
 from ..model import Placement, Problem
 from ..partition import kway_partition
 from .base import Infeasible, Outcome, Scheduler, register
 from .segments import segment_cumsum
-from ..exact import cut_weight, greedy_placement, solve_min_inter_node
 from .second_level import DEFAULT_TASKS_PER_WORKER, assign_workers
+from .status import Status
 
 PHI_TABLE = "ischeduler_phi.json"
 _TOL = 1e-9
@@ -322,7 +323,7 @@ class IScheduler(Scheduler):
         fusion = fuse(graph.weights, graph.loads, classes, phi, optimiser, self.seed)
         group_node = direct_group_nodes(fusion, classes)
         details = {"phi": phi, "fusion_steps": [_plain(s) for s in fusion.steps], "optimiser": None}
-        status, lower_bound = "heuristic", None
+        status, lower_bound = Status.HEURISTIC, None
         if fusion.optimiser:
             node, info = self._solve_reduced(graph, caps, fusion, group_node, start + self.theta)
             details["optimiser"] = info

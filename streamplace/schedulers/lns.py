@@ -48,13 +48,14 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ..exact import solve_min_inter_node
 from ..model import Placement, Problem
 from ..model.placement import CAPACITY_EPS
 from .base import Infeasible, Outcome, Scheduler, ScheduleResult, make_scheduler, register, with_moves
 from .ischeduler import best_fit, reduced_graph, require_placed
 from .migration import Current, current_of
-from ..exact import solve_min_inter_node
 from .second_level import DEFAULT_TASKS_PER_WORKER, assign_workers
+from .status import Status
 
 CONSTRUCTIONS = (("ischeduler", {"theta": 0.0}), ("metis", {}), ("t3", {}), ("ischeduler", {"theta": 1.0}))
 CONSTRUCTION_SHARE = 0.5   # no further construction starts after this share of the time limit
@@ -213,13 +214,13 @@ class LnsScheduler(Scheduler):
                 if best is None or cost < best[0]:
                     best, origin = (cost, result.placement.node, result.placement.worker), name
         if best is None:
-            return Outcome(placement=None, status="infeasible",
+            return Outcome(placement=None, status=Status.INFEASIBLE,
                            message=f"none of the constructions ({', '.join(tried)}) found a placement within capacity")
         search = _Search(problem, best[1], np.random.default_rng(self.seed), self.max_free, self.max_nodes)
         history = [(round(time.perf_counter() - start, 3), search.cost)]
-        status, bound = "heuristic", None
+        status, bound = Status.HEURISTIC, None
         if search.cost == 0:   # no traffic crosses nodes: nothing can be better, nothing to prove
-            status, bound = "optimal", 0.0
+            status, bound = Status.OPTIMAL, 0.0
         elif problem.n_tasks <= self.prove_tasks:
             budget = max(0.1, (deadline - time.perf_counter()) * self.prove_share)
             sol = solve_min_inter_node(problem.graph.weights.toarray(), problem.graph.loads, problem.cluster.capacities,
@@ -229,13 +230,13 @@ class LnsScheduler(Scheduler):
             if sol.node_of_task is not None and sol.objective is not None and sol.objective < search.cost:
                 search.node, search.cost = np.asarray(sol.node_of_task), float(sol.objective)
                 history.append((round(time.perf_counter() - start, 3), search.cost))
-            if sol.status == "optimal":
-                status = "optimal"
+            if sol.status == Status.OPTIMAL:
+                status = Status.OPTIMAL
             elif bound is not None:
-                status = "feasible"
+                status = Status.FEASIBLE
         tried = {kind: 0 for kind in KINDS}
         improved = {kind: 0 for kind in KINDS}
-        if status != "optimal":
+        if status != Status.OPTIMAL:
             search.refill()
             while search.pending and time.perf_counter() < deadline:
                 kind, tasks = search.next_neighbourhood()
@@ -248,10 +249,10 @@ class LnsScheduler(Scheduler):
         if search.cost == 0:
             bound = 0.0
         if bound is not None and search.cost <= bound + _IMPROVEMENT * max(1.0, bound):
-            status = "optimal"
+            status = Status.OPTIMAL
         worker = _workers(problem, search.node, best[1], best[2], self.tasks_per_worker, self.seed)
         details = {"construction": origin, "history": history, "neighbourhoods": {"tried": tried, "improved": improved},
-                   "stopped": "proof" if status == "optimal" else ("time limit" if search.pending else "no neighbourhood left")}
+                   "stopped": "proof" if status == Status.OPTIMAL else ("time limit" if search.pending else "no neighbourhood left")}
         return Outcome(placement=Placement(node=search.node, worker=worker), status=status,
                        lower_bound=bound, details=details)
 
@@ -275,7 +276,7 @@ class LnsScheduler(Scheduler):
             node = require_placed(best_fit(weights, loads, state.node, caps), loads, caps)
         except Infeasible as exc:
             result = self.schedule(problem)
-            return with_moves(dataclasses.replace(result, placement=None, status="infeasible", message=str(exc)),
+            return with_moves(dataclasses.replace(result, placement=None, status=Status.INFEASIBLE, message=str(exc)),
                               state, max_moves, migration_weight, honoured=True)
         trajectory = [node, *_greedy_moves(weights, loads, caps, node, state, migration_weight)]
         search = _Search(problem, trajectory[-1], np.random.default_rng(self.seed), self.max_free, self.max_nodes)
@@ -300,7 +301,7 @@ class LnsScheduler(Scheduler):
         is_fresh = fresh.placement is not None and chosen is fresh.placement.node and migration_weight == 0
         worker = assign_workers(problem, chosen, tasks_per_worker=self.tasks_per_worker, seed=self.seed)
         result = ScheduleResult(scheduler=self.name, params=self.get_params(),
-                                status=fresh.status if is_fresh else "heuristic",
+                                status=fresh.status if is_fresh else Status.HEURISTIC,
                                 placement=Placement(node=chosen, worker=worker), problem=problem,
                                 seconds=time.perf_counter() - start,
                                 lower_bound=fresh.lower_bound if is_fresh else None,

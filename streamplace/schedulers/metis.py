@@ -67,6 +67,7 @@ from ..partition.kway import OBJECTIVES
 from .base import Infeasible, Outcome, Scheduler, register
 from .segments import segment_cumsum
 from .second_level import DEFAULT_TASKS_PER_WORKER, assign_workers
+from .status import Status
 
 VERTEX_WEIGHTS = ("traffic", "load")
 TARGETS = ("capacity", "equal")
@@ -259,4 +260,4 @@ class MetisScheduler(Scheduler):
         details = {"k": int(k), "cut_partition": cut_partition, "repair_moves": int(moves),
                    "cut_repaired": float(w[node[u] != node[v]].sum()), "overloaded_nodes": int(overloaded.size)}
         message = f"{overloaded.size} node(s) over capacity (repair is off)" if overloaded.size else ""
-        return Outcome(placement=placement, status="heuristic", details=details, message=message)
+        return Outcome(placement=placement, status=Status.HEURISTIC, details=details, message=message)

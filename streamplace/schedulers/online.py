@@ -69,6 +69,7 @@ import scipy.sparse as sp
 from ..model import Problem
 from ..model.placement import CAPACITY_EPS, Placement
 from .base import Infeasible, Outcome, Scheduler, register
+from .status import Status
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -272,7 +273,7 @@ class OnlineScheduler(Scheduler):
         details = {"workers": w, "max_per_slot": per_slot, "max_slot_load": slot_limit, "nodes_to_use": target,
                    "nodes_used": len(nodes.in_use), "inter_slot_traffic": tasks.total(),
                    "empty_slot_fills": fills, "spread_moves": spreads, "gamma_relaxed": bool(relaxed)}
-        return Outcome(placement=placement, status="heuristic", details=details, message=relaxed)
+        return Outcome(placement=placement, status=Status.HEURISTIC, details=details, message=relaxed)
 
 
 def _tasks_to_slots(problem: Problem, w: int, per_slot: int, slot_limit: float) -> tuple[_Packing, int]:

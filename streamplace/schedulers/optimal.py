@@ -19,6 +19,7 @@ from ..exact import solve_min_inter_node
 from ..model import Placement, Problem
 from .base import Outcome, Scheduler, register
 from .second_level import DEFAULT_TASKS_PER_WORKER, assign_workers
+from .status import Status
 
 
 @register
@@ -56,9 +57,9 @@ class OptimalScheduler(Scheduler):
                                    num_workers=self.num_workers, seed=self.seed)
         details = {"model": sol.model, "solver_seconds": sol.seconds}
         if sol.node_of_task is None:
-            message = ("no placement satisfies the node capacities" if sol.status == "infeasible"
+            message = ("no placement satisfies the node capacities" if sol.status == Status.INFEASIBLE
                        else f"no feasible placement found within {self.time_limit:g} s")
-            return Outcome(placement=None, status="infeasible", message=message, details=details)
+            return Outcome(placement=None, status=Status.INFEASIBLE, message=message, details=details)
         worker = assign_workers(problem, sol.node_of_task, tasks_per_worker=self.tasks_per_worker, seed=self.seed)
-        return Outcome(placement=Placement(node=sol.node_of_task, worker=worker), status=sol.status,
+        return Outcome(placement=Placement(node=sol.node_of_task, worker=worker), status=Status(sol.status),
                        lower_bound=sol.lower_bound, details=details)

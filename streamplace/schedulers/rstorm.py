@@ -57,6 +57,7 @@ import numpy as np
 from ..model import Placement, Problem, Topology
 from ..model.placement import CAPACITY_EPS
 from .base import Infeasible, Outcome, Scheduler, register
+from .status import Status
 
 DEFAULT_WORKER_MAX_HEAP_MB = 768.0  # Storm's topology.worker.max.heap.size.mb
 SAME_RACK_DISTANCE = 0.5
@@ -162,7 +163,7 @@ class RStormScheduler(Scheduler):
                    "first_rack": cluster.nodes[int(np.argmax(racks == first_rack))].rack,
                    "first_node": cluster.nodes[int(node[order[0]])].name,
                    "workers_used": int(np.unique(node * worker_mem.shape[1] + worker).size)}
-        return Outcome(placement=Placement(node=node, worker=worker), status="heuristic", details=details)
+        return Outcome(placement=Placement(node=node, worker=worker), status=Status.HEURISTIC, details=details)
 
     def _no_node(self, label, cpu, mem, first, cpu_avail, mem_avail) -> str:
         where = "in the rack with the most available resources " if first else ""

@@ -9,7 +9,7 @@ import pytest
 from streamplace.evaluate.metrics import inter_node_cost, inter_worker_cost
 from streamplace.model import Cluster, Operator, Problem, Stream, Topology
 from streamplace.schedulers import REGISTRY, ScheduleResult, available, make_scheduler, storm_default
-from streamplace.schedulers.base import STATUSES
+from streamplace.schedulers.status import Status
 from streamplace.workloads import microbench
 
 # schedulers whose problem is a different one (they choose the parallelism: their own tests cover
@@ -38,7 +38,7 @@ def test_valid_recomputed_and_deterministic(name, inst, recompute):
     p = inst.problem
     sched = make_scheduler(name, FAST_PARAMS.get(name, {}))
     res = sched.schedule(p)
-    assert isinstance(res, ScheduleResult) and res.status in STATUSES and res.scheduler == name
+    assert isinstance(res, ScheduleResult) and res.status in set(Status) and res.scheduler == name
     assert res.placement is not None, res.message
     assert res.placement.structural_errors(p.n_tasks, p.cluster) == []
     if REGISTRY[name].respects_capacity:
@@ -59,6 +59,12 @@ def test_infeasible_problems_give_a_message_not_a_traceback(name):
     topo = Topology.build("t", [Operator("a", 3, load=2.0)])
     res = make_scheduler(name, FAST_PARAMS.get(name, {})).schedule(Problem.from_topology(topo, Cluster.from_capacities({3: 1})))
     assert res.status == "infeasible" and res.placement is None and "capacity" in res.message
+
+
+def test_statuses_are_one_fixed_set_with_meanings():
+    import json
+    assert [str(s) for s in Status] == ["optimal", "feasible", "heuristic", "infeasible"]
+    assert all(s.meaning for s in Status) and json.dumps(Status.OPTIMAL) == '"optimal"'
 
 
 def test_capabilities_drive_make_scheduler():
