@@ -92,7 +92,7 @@ from ..schedulers import Infeasible, available, make_scheduler
 from ..schedulers.base import ScheduleResult
 from ..workloads import microbench, runtime
 from ..workloads.applications import APPLICATIONS, application, write_records
-from .report import ordered, write_report
+from .report import COST_REL_TOL, ordered, write_report
 from ..storm import StormError
 from .storm_step import run_storm_step, storm_summary
 
@@ -371,7 +371,6 @@ def schedule_all(instances: list[Instance], out_dir: Path, steps: _Steps, run: D
 
 
 SUMMARY_ROWS = (("inter_node_cost", "inter-node", min), ("throughput", "throughput", max), ("seconds", "time", min))
-_REL_TOL = 1e-9
 
 
 def _compact(value: float | None, key: str) -> str:
@@ -414,7 +413,7 @@ def summary_table(records: list[dict]) -> Table:
                 value = rec.get(key) if rec else None
                 text = _compact(value, key)
                 if value is not None and best is not None and _comparable(rec, key) and \
-                        abs(value - best) <= _REL_TOL * max(1.0, abs(best)):
+                        abs(value - best) <= COST_REL_TOL * max(1.0, abs(best)):
                     text = f"[bold green]{text}*[/]"
                 elif rec and value is not None and rec.get("valid") is False and key != "seconds":
                     text += "!"

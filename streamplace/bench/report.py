@@ -175,7 +175,7 @@ def markers(values: Iterable) -> dict:
 # ---------------------------------------------------------------------------- gap to optimum
 
 INSTANCE_KEYS = ("workload", "cluster")
-_REL_TOL = 1e-9
+COST_REL_TOL = 1e-9   # two costs within this (relative, absolute below 1) are equal: ties and gaps
 
 
 def add_gaps(records: Sequence[dict], *, keys: Sequence[str] = INSTANCE_KEYS, cost: str = "inter_node_cost") -> list[dict]:
@@ -210,7 +210,7 @@ def _reference(records: list[dict], cost: str) -> tuple[float | None, bool | Non
         return None, None
     bound = max(bounds)
     valid = [c for r in records if r.get("valid", True) and (c := _number(r.get(cost))) is not None]
-    if valid and min(valid) <= bound + _REL_TOL * max(1.0, abs(bound)):
+    if valid and min(valid) <= bound + COST_REL_TOL * max(1.0, abs(bound)):
         return min(valid), True
     return bound, False
 

@@ -20,6 +20,13 @@ from .errors import FieldError
 CAPACITY_EPS = 1e-9
 
 
+def capacity_slack(capacities):
+    """How far a node's load may exceed its capacity and still be within it: float noise, relative
+    (``CAPACITY_EPS`` x capacity), absolute below capacity 1. The one rule of every capacity check
+    (the validator, every scheduler's fill and repair)."""
+    return CAPACITY_EPS * np.maximum(1.0, capacities)
+
+
 class PlacementError(FieldError):
     """A placement that violates a rule; ``field_path`` names the offending field."""
 
@@ -76,7 +83,7 @@ class Placement:
     def overloaded_nodes(self, loads: np.ndarray, cluster: Cluster) -> np.ndarray:
         """Indices of nodes whose load exceeds their capacity."""
         node_load = self.node_loads(loads, cluster.n_nodes)
-        return np.flatnonzero(node_load > cluster.capacities + CAPACITY_EPS * np.maximum(1.0, cluster.capacities))
+        return np.flatnonzero(node_load > cluster.capacities + capacity_slack(cluster.capacities))
 
     def violations(self, loads: np.ndarray, cluster: Cluster) -> list[str]:
         """Every reason the placement is not valid in the DESIGN 3 sense."""

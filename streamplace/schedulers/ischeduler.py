@@ -72,6 +72,7 @@ import scipy.sparse as sp
 
 from ..exact import cut_weight, greedy_placement, solve_min_inter_node
 from ..model import Placement, Problem
+from ..model.placement import capacity_slack
 from ..partition import kway_partition
 from .base import Infeasible, Outcome, Scheduler, register
 from .segments import segment_cumsum
@@ -79,7 +80,7 @@ from .second_level import DEFAULT_TASKS_PER_WORKER, assign_workers
 from .status import Status
 
 PHI_TABLE = "ischeduler_phi.json"
-_TOL = 1e-9
+_TOL = 1e-9   # float noise in theta lookups and part counts (capacities: capacity_slack)
 
 
 @lru_cache(maxsize=1)
@@ -131,7 +132,7 @@ def capped_parts(sub: sp.csr_matrix, loads: np.ndarray, k: int, capacity: float,
     same = parts[coo.row] == parts[coo.col]
     inner = np.bincount(coo.row[same], weights=coo.data[same], minlength=parts.size)
     order = np.lexsort((-inner, parts))
-    keep = segment_cumsum(parts[order], loads[order]) <= capacity * (1 + _TOL) + _TOL
+    keep = segment_cumsum(parts[order], loads[order]) <= capacity + capacity_slack(capacity)
     parts[order[~keep]] = -1
     return best_fit(sub, loads, parts, np.full(k, capacity))
 
@@ -241,6 +242,7 @@ def best_fit(weights: sp.csr_matrix, loads: np.ndarray, node: np.ndarray, capaci
     """
     node = node.copy()
     caps = np.asarray(capacities, dtype=float)
+    slack = capacity_slack(caps)
     m = caps.size
     while True:
         todo = np.flatnonzero(node < 0)
@@ -252,7 +254,7 @@ def best_fit(weights: sp.csr_matrix, loads: np.ndarray, node: np.ndarray, capaci
         rows = weights[todo]
         onto = sp.csr_matrix((np.ones(placed.size), (placed, node[placed])), shape=(node.size, m))
         aff = (rows @ onto).tocoo()
-        ok = (need[aff.row] <= free[aff.col] + _TOL) & (aff.data > 0)
+        ok = (need[aff.row] <= free[aff.col] + slack[aff.col]) & (aff.data > 0)
         r, c, v = aff.row[ok], aff.col[ok], aff.data[ok]
         choice = np.full(todo.size, -1, dtype=np.int64)
         score = np.zeros(todo.size)
@@ -263,7 +265,7 @@ def best_fit(weights: sp.csr_matrix, loads: np.ndarray, node: np.ndarray, capaci
         pull = np.asarray(rows[:, todo].sum(axis=1)).ravel()[lonely]
         lonely = lonely[np.lexsort((-need[lonely], -pull))]
         roomiest = np.argsort(-free, kind="stable")
-        fits = np.searchsorted(-free[roomiest], -need[lonely] + _TOL, side="right")
+        fits = np.searchsorted(-free[roomiest], -need[lonely] + slack.max(), side="right")   # accept checks each node
         rank = np.arange(lonely.size)
         seeds = rank < fits
         choice[lonely[seeds]] = roomiest[rank[seeds]]
@@ -274,7 +276,7 @@ def best_fit(weights: sp.csr_matrix, loads: np.ndarray, node: np.ndarray, capaci
         if cand.size == 0:
             return node
         o = cand[np.lexsort((-need[cand], -score[cand], choice[cand]))]
-        accept = segment_cumsum(choice[o], need[o]) <= free[choice[o]] + _TOL
+        accept = segment_cumsum(choice[o], need[o]) <= free[choice[o]] + slack[choice[o]]
         node[todo[o[accept]]] = choice[o[accept]]
 
 

@@ -50,7 +50,7 @@ import scipy.sparse as sp
 
 from ..exact import solve_min_inter_node
 from ..model import Placement, Problem
-from ..model.placement import CAPACITY_EPS
+from ..model.placement import capacity_slack
 from .base import Infeasible, Outcome, Scheduler, ScheduleResult, make_scheduler, register, with_moves
 from .ischeduler import best_fit, reduced_graph, require_placed
 from .migration import Current, current_of
@@ -171,7 +171,7 @@ class _Search:
 
     def _fits(self, node: np.ndarray) -> bool:
         used = np.bincount(node, weights=self.loads, minlength=self.caps.size)
-        return bool(np.all(used <= self.caps + CAPACITY_EPS * np.maximum(1.0, self.caps)))
+        return bool(np.all(used <= self.caps + capacity_slack(self.caps)))
 
 
 @register
@@ -328,7 +328,7 @@ def _greedy_moves(weights: sp.csr_matrix, loads: np.ndarray, caps: np.ndarray, n
     node = node.copy()
     steps = []
     free = caps - np.bincount(node, weights=loads, minlength=caps.size)
-    eps = CAPACITY_EPS * np.maximum(1.0, caps)
+    eps = capacity_slack(caps)
     for _ in range(node.size):
         onto = sp.csr_matrix((np.ones(node.size), (np.arange(node.size), node)), shape=(node.size, caps.size))
         affinity = (weights @ onto).tocsr()   # traffic of each task to each node

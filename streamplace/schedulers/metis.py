@@ -61,7 +61,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..model import Placement, Problem
-from ..model.placement import CAPACITY_EPS
+from ..model.placement import capacity_slack
 from ..partition import kway_partition
 from ..partition.kway import OBJECTIVES
 from .base import Infeasible, Outcome, Scheduler, register
@@ -122,7 +122,7 @@ def repack(node: np.ndarray, loads: np.ndarray, capacities: np.ndarray, allowed:
     """Last resort: tasks by load (descending) stay on their node while it has room, else go to
     the allowed node with the most room (worst fit); raises :class:`Infeasible` if one fits nowhere."""
     room = np.where(allowed, capacities, -np.inf)
-    eps = CAPACITY_EPS * np.maximum(1.0, capacities)
+    eps = capacity_slack(capacities)
     heap = [(-room[j], j) for j in np.flatnonzero(allowed).tolist()]
     heapq.heapify(heap)
     new = node.copy()
@@ -180,7 +180,7 @@ def repair_capacity(weights: sp.csr_matrix, loads: np.ndarray, node: np.ndarray,
     """
     node = node.copy()
     start = node.copy()
-    eps = CAPACITY_EPS * np.maximum(1.0, capacities)
+    eps = capacity_slack(capacities)
     free = np.where(allowed, capacities - np.bincount(node, weights=loads, minlength=capacities.size), -np.inf)
     rounds = 0
     while True:

@@ -14,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..model import Problem
-from ..model.placement import CAPACITY_EPS
+from ..model.placement import capacity_slack
 from ..model.specs import SpecError
 
 Targets = dict[str, tuple[str, int]]
@@ -59,7 +59,7 @@ def _evict_overload(problem: Problem, node: np.ndarray) -> np.ndarray:
     caps = problem.cluster.capacities
     placed = node >= 0
     used = np.bincount(node[placed], weights=loads[placed], minlength=caps.size)
-    over = np.flatnonzero(used > caps + CAPACITY_EPS * np.maximum(1.0, caps))
+    over = np.flatnonzero(used > caps + capacity_slack(caps))
     if over.size == 0:
         return node
     node = node.copy()
@@ -68,7 +68,7 @@ def _evict_overload(problem: Problem, node: np.ndarray) -> np.ndarray:
         tasks = np.flatnonzero(node == j)
         inner = np.asarray(weights[tasks][:, tasks].sum(axis=1)).ravel()
         keep_order = tasks[np.lexsort((tasks, -inner))]
-        room = caps[j] + CAPACITY_EPS * max(1.0, caps[j])
+        room = caps[j] + capacity_slack(caps[j])
         kept_load = np.cumsum(loads[keep_order])
         node[keep_order[kept_load > room]] = -1
     return node

@@ -67,7 +67,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..model import Problem
-from ..model.placement import CAPACITY_EPS, Placement
+from ..model.placement import Placement, capacity_slack
 from .base import Infeasible, Outcome, Scheduler, register
 from .status import Status
 
@@ -107,7 +107,7 @@ class _Packing:
         self.loads = np.asarray(loads, dtype=float)
         self.traffic = traffic.tocsr()
         self.count_cap = np.asarray(count_cap, dtype=np.int64)
-        self.load_cap = np.asarray(load_cap, dtype=float) * (1 + CAPACITY_EPS) + CAPACITY_EPS
+        self.load_cap = np.asarray(load_cap, dtype=float) + capacity_slack(np.asarray(load_cap, dtype=float))
         self.bin_of = np.full(self.loads.shape[0], -1, dtype=np.int64)
         self.count = np.zeros(self.count_cap.shape[0], dtype=np.int64)
         self.load = np.zeros(self.count_cap.shape[0])

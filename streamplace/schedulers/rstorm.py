@@ -55,7 +55,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model import Placement, Problem, Topology
-from ..model.placement import CAPACITY_EPS
+from ..model.placement import capacity_slack
 from .base import Infeasible, Outcome, Scheduler, register
 from .status import Status
 
@@ -133,7 +133,7 @@ class RStormScheduler(Scheduler):
         worker_mem = np.zeros((cluster.n_nodes, int(cluster.slots.max())))
         worker_mem[np.arange(int(cluster.slots.max())) >= cluster.slots[:, None]] = np.inf  # slots a node lacks
         racks = cluster.racks
-        tol = CAPACITY_EPS * np.maximum(1.0, caps)
+        tol = capacity_slack(caps)
         # the first task's rack: the most available cpu + (declared) memory
         first_rack = int(np.argmax(np.bincount(racks, weights=caps + np.where(declared, mem_avail, 0.0))))
 

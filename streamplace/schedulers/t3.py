@@ -49,7 +49,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..model import Problem
-from ..model.placement import CAPACITY_EPS, Placement
+from ..model.placement import Placement, capacity_slack
 from .base import Infeasible, Outcome, Scheduler, register
 from .second_level import DEFAULT_TASKS_PER_WORKER, assign_workers
 
@@ -114,7 +114,9 @@ class _FirstLevel:
     def fill(self, j: int, capacity: float) -> None:
         """First level for node ``j``: add groups until no unplaced task fits."""
         self.node, self.room = j, capacity
-        self.tol = 0.5 * CAPACITY_EPS * max(1.0, capacity)
+        # half the slack: the room is decremented load by load, and the sum of those float steps
+        # must stay within the validator's slack
+        self.tol = 0.5 * capacity_slack(capacity)
         self.node_score: dict[int, float] = {}
         self.touched: list[np.ndarray] = []
         self.deferred: list[tuple[float, int, int]] = []
