@@ -4,7 +4,7 @@
 higher than even's by 3900 % (linear), 71.78 % (ascent), 71.02 % (descent), 32.03 %
 (symmetry, "diamond" in the text) and 59.45 % (star), the same coupling everywhere, and the
 same ratios at high parallelism. ``--assignment round_robin`` runs Alg. 5's literal
-``i mod r`` instead of DESIGN 5's least-loaded assignment (star coupling then differs).
+``i mod r`` instead of our least-loaded assignment (star coupling then differs).
 Even's placement counts the topology's tasks only (Storm would add acker executors to its
 round robin; the paper's figures are reproduced without them).
 

@@ -10,7 +10,7 @@ nodes), an imbalance tolerance and a seed. Candidates from PyPI:
   targets and the overload against the heterogeneous capacities is reported;
 * ``mtkahypar`` (presets DEFAULT and DETERMINISTIC, objective CUT, one thread): unequal parts
   via ``set_individual_target_block_weights`` (absolute maximum block weights, here
-  ``(1 + eps) x target``). The LARGE_K preset is not used (DESIGN 9).
+  ``(1 + eps) x target``). The LARGE_K preset is not used (not measured here).
 
 Graphs: the 72 micro-benchmarks (k = 10 nodes, capacities as targets; totals over all 72) and
 synthetic workloads (``--sizes``; k = tasks / 100 heterogeneous nodes, capacities as targets,

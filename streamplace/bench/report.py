@@ -1,4 +1,4 @@
-"""Tables, PNG plots and a self-contained HTML page from result records (DESIGN 1, 2, 7).
+"""Tables, PNG plots and a self-contained HTML page from result records (the README, 2, 7).
 
 Input: flat records as made by :func:`streamplace.evaluate.records.result_record` plus context
 keys (``workload``, ``cluster``, ``layout``, ``n_tasks``, ``seed`` ...). Values may be ``None``
@@ -22,7 +22,7 @@ keys (``workload``, ``cluster``, ``layout``, ``n_tasks``, ``seed`` ...). Values 
 * :func:`summary_table` / :func:`pivot_table` build a :class:`ReportTable` that renders to a Rich
   table (terminal) or HTML; :func:`html_report` writes one HTML file with the figures embedded as
   base64 PNG and no external resource, so it opens offline. Every file is written to a temporary
-  name and renamed (DESIGN 10).
+  name and renamed (the README's "Exit codes, errors and safety").
 * :func:`write_report` is the standard page of the main job: traffic, gap, solve time,
   throughput and latency figures (lines against the task count when a family has several sizes,
   bars otherwise), a pivot table and every result, as PNGs plus ``report.html``.

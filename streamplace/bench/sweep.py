@@ -1,4 +1,4 @@
-"""Scenario sweeps on Spark (DESIGN 7, last bullet): workloads x clusters x schedulers x seeds.
+"""Scenario sweeps on Spark (docs/pipeline.md, sweeps): workloads x clusters x schedulers x seeds.
 
 A grid file (YAML or JSON, read with the safe loaders) lists the axes::
 

@@ -1,4 +1,4 @@
-"""Placement metrics: pure functions of (problem, placement). DESIGN section 4.
+"""Placement metrics: pure functions of (problem, placement). docs/definitions.md#metrics-evaluatemetricspy.
 
 Traffic costs sum the undirected weight ``w(u, v)`` of each task pair once ([I] Eq. 3,
 [T3] Eq. 1), split by locality: different nodes (``inter_node_cost``), same node but

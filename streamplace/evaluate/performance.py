@@ -1,10 +1,10 @@
-"""Analytic throughput and latency of a placement (DESIGN section 4, ``evaluate/performance.py``).
+"""Analytic throughput and latency of a placement (docs/definitions.md, ``evaluate/performance.py``).
 
 The model is linear in the offered rate. At *unit offered load* (scale 1) every source task
 emits ``source_rate / parallelism`` tuples/s and every stream with ``pair_rate`` carries that
 rate per communicating pair; at scale ``s`` all rates are multiplied by ``s``.
 
-1. **Rates.** Edge u->v carries ``selectivity(u) x in_rate(u) x share(u->v)`` (DESIGN 3,
+1. **Rates.** Edge u->v carries ``selectivity(u) x in_rate(u) x share(u->v)`` (docs/definitions.md,
    [N] Eq. 6), computed per stream by :func:`streamplace.model.graph.stream_flows`.
    ``local_or_shuffle`` is routed by the placement: uniformly over the downstream tasks in the
    sender's worker if there are any, else shuffle over all of them (Storm's

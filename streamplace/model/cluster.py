@@ -1,6 +1,6 @@
 """Physical clusters: nodes with a capacity (load units), worker slots and hardware facts.
 
-DESIGN section 3. ``capacity`` is in the same unit as task loads (the papers: tasks per
+docs/definitions.md. ``capacity`` is in the same unit as task loads (the papers: tasks per
 node). ``slots`` is the number of worker processes the node may run (Storm's
 ``supervisor.slots.ports``, 4 by default).
 """

@@ -1,6 +1,6 @@
 """The task communication graph on NumPy/SciPy arrays.
 
-DESIGN section 3. ``rates`` is the directed rate matrix (CSR, ``rates[u, v]`` = tuples/s
+docs/definitions.md. ``rates`` is the directed rate matrix (CSR, ``rates[u, v]`` = tuples/s
 or bytes/s from task u to task v); ``weights`` is its undirected version
 ``w(u, v) = rate(u->v) + rate(v->u)``; ``loads`` holds the vertex weights in the unit of node
 capacity. Everything is built with vectorised array code so 10^6 tasks and 10^7 edges fit.
@@ -154,7 +154,7 @@ def stream_flows(topo: Topology, block=stream_block) -> tuple[np.ndarray, list]:
 
 
 def build_task_graph(topo: Topology, *, weight: str = "tuples") -> TaskGraph:
-    """Analytic task graph: source rate x selectivity x grouping shares (DESIGN 3/4, [N] Eq. 6).
+    """Analytic task graph: source rate x selectivity x grouping shares (docs/definitions.md, [N] Eq. 6).
 
     Streams with ``pair_rate`` carry exactly that rate on every communicating pair (the
     papers' micro-benchmarks). ``local_or_shuffle`` is treated as shuffle here because it

@@ -1,6 +1,6 @@
 """Placements: every task -> (node, worker slot on that node).
 
-DESIGN section 3: a placement is *valid* iff every task is placed exactly once on an
+docs/definitions.md: a placement is *valid* iff every task is placed exactly once on an
 existing node and worker slot, each node's load <= capacity (``<=``, as the papers'
 examples fill nodes exactly) and each node uses <= ``slots`` workers. Structural problems
 (missing tasks, unknown nodes, slot out of range) make a placement unusable; capacity
@@ -86,7 +86,7 @@ class Placement:
         return np.flatnonzero(node_load > cluster.capacities + capacity_slack(cluster.capacities))
 
     def violations(self, loads: np.ndarray, cluster: Cluster) -> list[str]:
-        """Every reason the placement is not valid in the DESIGN 3 sense."""
+        """Every reason the placement is not valid in the sense of docs/definitions.md."""
         errors = self.structural_errors(loads.shape[0], cluster)
         if errors:
             return errors

@@ -1,4 +1,4 @@
-"""Profiling input of the throughput scheduler ([N] Sec. 5.2, Eq. 5; DESIGN 5 ``throughput``).
+"""Profiling input of the throughput scheduler ([N] Sec. 5.2, Eq. 5; docs/schedulers.md#throughput).
 
 A profiling spec says, for every (operator type, machine type), how much CPU one tuple costs
 (``e``, seconds per tuple; [N] Table 3 lists them, in ms as :mod:`streamplace.workloads.nasiri`

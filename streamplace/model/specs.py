@@ -3,7 +3,7 @@
 Files load with safe loaders only (``yaml.safe_load``, ``json``). Every problem is raised as
 :class:`SpecError` carrying the file, the field path (``operators[2].parallelism``) and the
 problem, so the CLI can print the one line ``streamplace: FILE: FIELD: problem``. Sizes are
-checked before anything large is allocated (DESIGN 10).
+checked before anything large is allocated (the README's "Exit codes, errors and safety").
 """
 
 from __future__ import annotations

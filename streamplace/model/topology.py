@@ -1,6 +1,6 @@
 """Logical streaming topologies: operators, streams and the tasks they expand to.
 
-DESIGN section 3. A topology is a DAG of operators; each operator runs ``parallelism``
+docs/definitions.md. A topology is a DAG of operators; each operator runs ``parallelism``
 tasks. Tasks are numbered ``0..n-1``, contiguous per operator in declaration order, and
 labelled ``op[i]``. Streams connect an upstream operator to a downstream one with a
 grouping that decides which downstream task receives each tuple.
@@ -56,7 +56,7 @@ class Stream:
     """A directed stream ``src -> dst`` with its grouping.
 
     ``pair_rate`` fixes the rate between every communicating task pair (the papers'
-    micro-benchmarks use 1); without it rates follow the flow (DESIGN 3/4).
+    micro-benchmarks use 1); without it rates follow the flow (docs/definitions.md).
     For ``fields`` grouping the key distribution decides the shares: ``uniform`` (exact
     equal shares) or ``zipf`` with exponent ``zipf_s`` over ``num_keys`` keys hashed stably
     to downstream tasks.

@@ -1,4 +1,4 @@
-"""The profiling pipeline's file formats, and the Spark-free profile loader (DESIGN 7).
+"""The profiling pipeline's file formats, and the Spark-free profile loader (docs/pipeline.md).
 
 Monitoring records (what a running job's metrics, or :mod:`.traffic`, produce), one row per
 measurement window:

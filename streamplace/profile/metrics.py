@@ -1,6 +1,6 @@
 """Monitoring records -> a profile (per-second rates per task edge and per task), on Spark.
 
-DESIGN 7. The input schemas are in :mod:`streamplace.profile`. Every row read is either used
+docs/pipeline.md. The input schemas are in :mod:`streamplace.profile`. Every row read is either used
 or rejected with exactly one reason, checked in this order (the first that applies wins):
 
 ``malformed_record`` (a line that is not a JSON object / has the wrong number of CSV fields),

@@ -1,4 +1,4 @@
-"""The one place that builds SparkSessions (DESIGN 7, facts measured in DESIGN 9).
+"""The one place that builds SparkSessions (docs/pipeline.md).
 
 Defaults are for the embedded case, ``local[*]`` on this machine: web UI and console progress
 bar off, few shuffle partitions (``2 x cores`` locally, Spark's adaptive execution coalesces

@@ -1,6 +1,6 @@
 """Application records pushed through a topology's groupings -> monitoring records, on Spark.
 
-DESIGN 7 ("traffic generation"). Each record enters one task of each source operator; every
+docs/pipeline.md (traffic replay). Each record enters one task of each source operator; every
 operator applies its :class:`~streamplace.workloads.applications.OperatorLogic` (explode,
 derived fields, filter, periodic emission, selectivity) and every stream routes each output
 tuple to downstream tasks by its grouping. Counting the routed tuples per window gives the

@@ -1,4 +1,4 @@
-"""The scheduler interface, the registry and the result type (DESIGN 3).
+"""The scheduler interface, the registry and the result type (docs/definitions.md).
 
 Every scheduler is a frozen keyword-only dataclass (its fields are its parameters, like a
 scikit-learn estimator's constructor) with one verb, ``schedule(problem) -> ScheduleResult``.

@@ -1,4 +1,4 @@
-"""Storm's default EvenScheduler ([LF] Alg. 1-2; DESIGN 5 ``even``).
+"""Storm's default EvenScheduler ([LF] Alg. 1-2; docs/schedulers.md#even).
 
 Slots sorted by :func:`sort_slots`; the first ``workers`` slots are used; the i-th task in
 Storm's task order goes to slot ``i mod r``. Capacity is ignored, exactly as in Storm:

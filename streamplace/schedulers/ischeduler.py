@@ -1,6 +1,6 @@
 """I-Scheduler: iterative K-way partitioning, task fusion, then an exact solve of the reduced graph.
 
-[I] Sec. 4 (Alg. 1, Eq. 6-9, the worked example of Sec. 4.5); DESIGN 5 ``ischeduler``.
+[I] Sec. 4 (Alg. 1, Eq. 6-9, the worked example of Sec. 4.5); docs/schedulers.md#ischeduler.
 
 Parameters: ``theta`` (seconds the optimiser may use; 0 = heuristic only), ``phi`` (size of the
 reduced graph the optimiser solves within theta; ``None`` = the calibration table

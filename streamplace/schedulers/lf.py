@@ -1,6 +1,6 @@
 """The L/F (locality/fairness-aware) job scheduler ([LF] Son & Moon 2020, Sec. 3.2, Alg. 3-5).
 
-Two steps (DESIGN 5 ``lf``):
+Two steps (docs/schedulers.md#lf):
 
 1. **Pipeline extraction** ([LF] Alg. 3-4). While operators with unused tasks remain, start
    from the first of them in declaration order (the paper takes an "arbitrary" one; declaration
@@ -133,7 +133,7 @@ def assign_pipelines(sizes: np.ndarray, r: int, assignment: str = "least_loaded"
 @dataclass(frozen=True, kw_only=True)
 class LFScheduler(Scheduler):
     """``workers``: number of worker slots the job requests (default: every slot);
-    ``assignment``: ``least_loaded`` (DESIGN 5) or ``round_robin`` (the literal ``i mod r``)."""
+    ``assignment``: ``least_loaded`` (ours, docs/schedulers.md#lf) or ``round_robin`` (the literal ``i mod r``)."""
 
     name = "lf"
     complexity = "O(o (o + s) + n log S)"

@@ -1,4 +1,4 @@
-"""The METIS graph-partitioning scheduler of Fischer & Bernstein ([F] Sec. III-C; DESIGN 5 ``metis``).
+"""The METIS graph-partitioning scheduler of Fischer & Bernstein ([F] Sec. III-C; docs/schedulers.md#metis).
 
 [F] builds the communication graph of a running topology: the edge weight of a task pair is
 the number of messages between the two tasks; the vertex weight stands for the compute
@@ -10,7 +10,7 @@ Here:
 * edge weight = ``w(u, v)`` of the task graph (rate u->v + rate v->u);
 * vertex weight: ``vertex_weight="load"`` (default, see below) = the task loads, the quantity
   [F]'s weight stands for, in node-capacity units; ``"traffic"`` = [F]'s proxy
-  ``1 + sent + received`` (DESIGN adds the 1 so idle tasks still weigh something);
+  ``1 + sent + received`` (we add the 1 so idle tasks still weigh something);
 * K = ``nodes`` (default: every node of the cluster with capacity > 0); with fewer, the K
   largest nodes are used (ties by node order) and tasks stay on them;
 * ``objective``: ``volume`` (default, [F]: METIS communication volume) or ``cut`` (edge-cut);
@@ -45,7 +45,7 @@ mode overloads 14 of the 72 micro-benchmarks. Measured too: METIS's volume objec
 vertex sizes (all 1, as in ``gpmetis`` without a size file) and ignores the edge weights in its
 refinement, so on weighted graphs it cuts far more traffic than edge-cut (10^6 tasks on 10^4
 nodes: 0.545 vs 0.401 of the traffic, in 29 s vs 18 s); on the unit-weight micro-benchmarks
-it is slightly better (3941 vs 3949). DESIGN keeps volume as the default.
+it is slightly better (3941 vs 3949). Volume stays the default, as in [F].
 
 Running time: METIS's multilevel k-way partition, about O((n + m) log k) for n tasks and m task
 edges; each capacity-repair round reads the adjacency of the candidate tasks, O(m) at most, and

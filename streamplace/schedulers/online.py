@@ -1,4 +1,4 @@
-"""Aniello, Baldoni & Querzoni's traffic-based online scheduler (DEBS 2013; DESIGN 5 ``online``).
+"""Aniello, Baldoni & Querzoni's traffic-based online scheduler (DEBS 2013; docs/schedulers.md#online).
 
 Called "OLS" in [I] and "Greedy" in [T3] and [F] (Sec. IV-A2). It reads the measured
 directed traffic between tasks and places them in two greedy phases, as the authors' public

@@ -1,5 +1,5 @@
 """R-Storm (Peng et al., Middleware 2015), as in Storm 1.0's ``DefaultResourceAwareStrategy``
-(DESIGN 5 ``rstorm``).
+(docs/schedulers.md#rstorm).
 
 Offline and traffic-blind: it uses the resources tasks declare, never measured rates.
 
@@ -25,7 +25,7 @@ Model mapping (documented choices):
 * cpu need of a task = its operator's ``cpu_demand`` if > 0, else its ``load``; a node's cpu is
   its ``capacity`` (so the papers' load-1 tasks and capacity-in-tasks nodes work unchanged).
   ``cpu_demand`` is therefore read in node-capacity units. With ``cpu_hard`` the node's load
-  capacity is also enforced, so the placement is valid in the DESIGN 3 sense even when
+  capacity is also enforced, so the placement is valid in the sense of docs/definitions.md even when
   ``cpu_demand`` differs from ``load``. With ``cpu_hard=False`` nodes may be overloaded (the
   metrics report it) and a negative available cpu counts as 0 in the distance.
 * memory need = operator ``memory_mb``; node memory = node ``memory_mb``, where 0 means the node
@@ -39,7 +39,7 @@ Model mapping (documented choices):
 
 Deliberate difference: Storm ranks nodes in a ``TreeMap`` keyed by the distance, so of two nodes
 at exactly the same distance the later one in its iteration order silently replaces the earlier;
-we keep the first in cluster order (DESIGN: stable ties). If no node can take a task (Storm
+we keep the first in cluster order (stable ties). If no node can take a task (Storm
 reports "Not enough resources"), :class:`Infeasible` is raised.
 
 Running time: O(o + s) for the breadth-first operator order, then one vectorised distance over

@@ -1,4 +1,4 @@
-"""Second level: the tasks of each node -> worker processes (DESIGN 5; [I] Sec. 4, [T3] Eq. 3).
+"""Second level: the tasks of each node -> worker processes ([I] Sec. 4, [T3] Eq. 3).
 
 A node holding t tasks runs ``w = min(slots, ceil(t / T))`` workers (T = max tasks per
 worker, default 5 as in [I] Sec. 6 and [T3]); its induced subgraph is K-way partitioned

@@ -1,6 +1,6 @@
 """T3-Scheduler: topology- and traffic-aware two-level scheduling ([T3] Sec. 4, Alg. 1-2, App. A-C).
 
-DESIGN 5 ``t3``. First level: the simplified graph starts with one group per operator (group
+docs/schedulers.md#t3. First level: the simplified graph starts with one group per operator (group
 weight = summed task loads, group edge = summed task-pair weights ``w(u, v)``, [T3] Sec. 4.2).
 Nodes are filled one by one, highest capacity first, equal capacities in a seeded random order
 (Sec. 4.3). For the node being filled, repeatedly ([T3] Alg. 2):

@@ -1,4 +1,4 @@
-"""Heterogeneity-aware throughput scheduler ([N] Nasiri et al., Sec. 5, Alg. 1-2; DESIGN 5).
+"""Heterogeneity-aware throughput scheduler ([N] Nasiri et al., Sec. 5, Alg. 1-2; docs/schedulers.md#throughput).
 
 Chooses the parallelism of every operator and the machine of every task together, to
 maximise the topology input rate no machine can be over-utilised at.
@@ -19,7 +19,7 @@ operator's input is re-shared; if none, and ``R > Scale``: ``Scale *= 2`` and go
 stable state; otherwise stop and return the last stable state. ``R <= Scale`` means the next step
 would be under 1 tuple/s, so rates must be in tuples/s.
 
-Parameter ``max_batch`` (default 1 = the paper's text and DESIGN): when a single new instance fits
+Parameter ``max_batch`` (default 1 = the paper's text): when a single new instance fits
 on no machine, try taking 2, 3, ... ``max_batch`` instances at once, all sharing the operator's
 input, before giving up (the authors' published simulator code, [N] ref. [24], tries up to 199). With one at a time the
 search stalls on clusters whose slower machines cannot host an instance until the operator has

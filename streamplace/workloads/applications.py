@@ -1,4 +1,4 @@
-"""Application workloads: topologies, operator logic and seeded data generators (DESIGN 6).
+"""Application workloads: topologies, operator logic and seeded data generators (docs/workloads.md).
 
 Four applications from the papers, each with a generator of records in the shape of the
 original data set, so the profiling pipeline (``streamplace traffic`` then ``profile``) turns

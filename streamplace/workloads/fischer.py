@@ -1,4 +1,4 @@
-"""The topologies and cluster of Fischer & Bernstein ([F], IEEE BigData 2015) Sec. IV-C/D (DESIGN 6).
+"""The topologies and cluster of Fischer & Bernstein ([F], IEEE BigData 2015) Sec. IV-C/D (docs/workloads.md).
 
 Every topology is sized by ``p``, the number of cluster machines: [F] sets the degree of
 parallelism of every spout and bolt to the number of machines (Sec. IV-C), so an even

@@ -1,4 +1,4 @@
-"""The workloads of [LF] (Son & Moon 2020) Sec. 4.1 and 4.5 (DESIGN 6).
+"""The workloads of [LF] (Son & Moon 2020) Sec. 4.1 and 4.5 (docs/workloads.md).
 
 Synthetic workloads (Table 3): a chain of eight operators ``po1 -> ... -> po8`` with the
 parallelism per operator of each configuration (x10 for high parallelism):
@@ -68,7 +68,7 @@ def synthetic(config: str, *, high: bool = False, grouping: str = "local_or_shuf
 
 
 def page_view_count() -> Topology:
-    """[LF] Sec. 4.5 simple page view count (DESIGN 6)."""
+    """[LF] Sec. 4.5 simple page view count (docs/workloads.md)."""
     ops = [Operator("source", 4, role="source", source_rate=4 * MESSAGE_RATE), Operator("view", 4),
            Operator("count", 4), Operator("sink", 4, role="sink")]
     streams = [Stream("source", "view", grouping="local_or_shuffle"),

@@ -1,4 +1,4 @@
-"""The uniform micro-benchmarks and clusters of [I] Sec. 5 / [T3] Sec. 5 (DESIGN 6).
+"""The uniform micro-benchmarks and clusters of [I] Sec. 5 / [T3] Sec. 5 (docs/workloads.md).
 
 Load 1 per task and rate 1 per communicating task pair; shuffle streams make connected
 operators complete bipartite. Sizes 10, 12, ..., 32 tasks:

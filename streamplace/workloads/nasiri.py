@@ -1,6 +1,6 @@
 """[N]'s workloads: Storm micro-benchmark shapes, the Table 3 profile, the Table 4 clusters.
 
-DESIGN 6 ``[N]``. Topologies (our reading of [N] Fig. 5, whose drawing is not in the text;
+docs/workloads.md, [N]. Topologies (our reading of [N] Fig. 5, whose drawing is not in the text;
 every operator processes one input tuple into one output tuple, streams are shuffle):
 
 * ``linear``: spout -> bolt1 -> bolt2 -> bolt3;

@@ -1,11 +1,11 @@
-"""The runtime experiments of [I] Sec. 6 and [T3] Sec. 6: topologies and testbed clusters (DESIGN 6).
+"""The runtime experiments of [I] Sec. 6 and [T3] Sec. 6: topologies and testbed clusters (docs/workloads.md).
 
 Micro-benchmarks ([I]/[T3] Sec. 6.1). The three layouts are Storm's micro-benchmark shapes
 ([T3] Fig. 4 cites R-Storm's; the same shapes as :mod:`streamplace.workloads.nasiri`, whose
 builder we reuse): linear spout -> bolt1 -> bolt2 -> bolt3; diamond spout -> bolt1, bolt2,
 bolt3 -> bolt4; star spout1, spout2 -> bolt1 -> bolt2, bolt3. Linear and diamond run 8 tasks
 per operator; star runs "four and eight tasks for the spout and bolts respectively" ([T3]
-6.1): 4 per spout, 8 per bolt (DESIGN 6 reads it as 4-task sinks too; the papers' wording
+6.1): 4 per spout, 8 per bolt (we read it as 4-task sinks too; the papers' wording
 names the spouts only). Streams are shuffle. Two configurations ([I] 6.1):
 
 * ``io`` ("I/O-intensive": little processing per bolt, the rate is limited by the traffic

@@ -1,4 +1,4 @@
-"""Seeded large synthetic workloads for scale tests (DESIGN 6; our own generator).
+"""Seeded large synthetic workloads for scale tests (docs/workloads.md; our own generator).
 
 The papers' workloads stop at a few hundred tasks. To measure schedulers at 10^4-10^6 tasks
 on 10^2-10^4 nodes we generate topologies that look like a cluster running several streaming

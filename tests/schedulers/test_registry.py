@@ -1,4 +1,4 @@
-"""The contract every registered scheduler obeys (DESIGN 3), checked over the whole registry."""
+"""The contract every registered scheduler obeys (docs/architecture.md#schedulers), checked over the whole registry."""
 
 import dataclasses
 import sys

@@ -1,4 +1,4 @@
-"""Application workloads: topologies of DESIGN 6 and the shape of the generated data (no Spark here)."""
+"""Application workloads: topologies of docs/workloads.md and the shape of the generated data (no Spark here)."""
 
 import numpy as np
 import pandas as pd

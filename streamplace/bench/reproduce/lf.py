@@ -67,7 +67,7 @@ def checks(recs: list[dict]) -> list[Check]:
     return out
 
 
-NOTES = ["L/F with DESIGN 5's least-loaded pipeline assignment; even deals the topology's tasks round robin "
+NOTES = ["L/F with our least-loaded pipeline assignment (docs/schedulers.md#lf); even deals the topology's tasks round robin "
          "over Storm's sorted slots. Cohesion and coupling use [LF]'s distances (1 in a worker, 40 otherwise)."]
 
 

@@ -158,7 +158,7 @@ def t3_checks(recs: list[dict]) -> list[Check]:
                             f"{seconds[inst]:.2f} s" if inst in seconds else "not_run",
                             "not_comparable" if inst in seconds else "not_run",
                             "not comparable: CPLEX on the task-level MILP, 64 cores; ours is CP-SAT on interchangeable "
-                            "task classes (DESIGN 5 optimal), 2 cores", tolerance="-"))
+                            "task classes (docs/schedulers.md#optimal), 2 cores", tolerance="-"))
     return checks
 
 
