@@ -31,7 +31,8 @@ from pathlib import Path
 import numpy as np
 
 from streamplace.schedulers import ischeduler
-from streamplace.schedulers.ischeduler import capacity_classes, fuse, reduced_graph
+from streamplace.schedulers.fill import reduced_graph
+from streamplace.schedulers.ischeduler import capacity_classes, fuse
 from streamplace.exact import solve_min_inter_node
 from streamplace.workloads import microbench
 

@@ -20,7 +20,6 @@ import sys
 import threading
 import time
 from contextlib import contextmanager
-from pathlib import Path
 
 EXIT_BY_SIGNAL = {signal.SIGINT: 130, signal.SIGTERM: 143}
 

@@ -12,7 +12,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .errors import FieldError
+from .errors import FieldError, check_non_negative, index_names
 
 DEFAULT_SLOTS = 4
 DEFAULT_CORES = 4
@@ -56,24 +56,13 @@ class Cluster:
         return cls.build(name, nodes)
 
     def validate(self) -> None:
-        if not self.nodes:
-            raise ClusterError("nodes", "a cluster needs at least one node")
-        seen = set()
+        index_names(self.nodes, "nodes", "node", "cluster", ClusterError)
         for i, node in enumerate(self.nodes):
             where = f"nodes[{i}]"
-            if not isinstance(node.name, str) or not node.name:
-                raise ClusterError(f"{where}.name", "must be a non-empty string")
-            if node.name in seen:
-                raise ClusterError(f"{where}.name", f"duplicate node name {node.name!r}")
-            seen.add(node.name)
-            if not np.isfinite(node.capacity) or node.capacity < 0:
-                raise ClusterError(f"{where}.capacity", f"must be a finite number >= 0, got {node.capacity}")
+            check_non_negative(node, ("capacity",), where, ClusterError)
             if isinstance(node.slots, bool) or not isinstance(node.slots, int) or node.slots < 1:
                 raise ClusterError(f"{where}.slots", f"must be an integer >= 1, got {node.slots}")
-            for attr in ("cores", "memory_mb", "bandwidth"):
-                value = getattr(node, attr)
-                if not np.isfinite(value) or value < 0:
-                    raise ClusterError(f"{where}.{attr}", f"must be a finite number >= 0, got {value}")
+            check_non_negative(node, ("cores", "memory_mb", "bandwidth"), where, ClusterError)
 
     @property
     def n_nodes(self) -> int:

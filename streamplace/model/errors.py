@@ -1,4 +1,7 @@
-"""The model's error type: a problem located at a field path (``operators[2].parallelism``)."""
+"""The model's error type: a problem located at a field path (``operators[2].parallelism``), and
+the field rules topologies and clusters share."""
+
+import math
 
 
 class FieldError(ValueError):
@@ -11,3 +14,27 @@ class FieldError(ValueError):
 class Notice(UserWarning):
     """A warning the command line shows as one line ``streamplace: warning: ...`` (a fallback or a
     repair that changes what the user gets: say so, never silently)."""
+
+
+def index_names(items, field: str, kind: str, owner: str, error: type[FieldError]) -> dict[str, int]:
+    """Position of each item by ``name``; raises ``error`` naming the field when the list is empty
+    or a name is empty, not a string or repeated (``operators`` of a topology, ``nodes`` of a cluster)."""
+    if not items:
+        raise error(field, f"a {owner} needs at least one {kind}")
+    seen: dict[str, int] = {}
+    for i, item in enumerate(items):
+        where = f"{field}[{i}].name"
+        if not isinstance(item.name, str) or not item.name:
+            raise error(where, "must be a non-empty string")
+        if item.name in seen:
+            raise error(where, f"duplicate {kind} name {item.name!r}")
+        seen[item.name] = i
+    return seen
+
+
+def check_non_negative(item, attrs, where: str, error: type[FieldError]) -> None:
+    """Each of ``item``'s ``attrs`` must be a finite number >= 0."""
+    for attr in attrs:
+        value = getattr(item, attr)
+        if not math.isfinite(value) or value < 0:
+            raise error(f"{where}.{attr}", f"must be a finite number >= 0, got {value}")

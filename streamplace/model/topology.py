@@ -13,7 +13,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .errors import FieldError
+from .errors import FieldError, check_non_negative, index_names
 from .memory import describe_limit, memory_limit
 
 GROUPINGS = ("shuffle", "fields", "global", "all", "local_or_shuffle")
@@ -89,26 +89,17 @@ class Topology:
     # ------------------------------------------------------------------ validation
     def validate(self) -> None:
         """Raise :class:`TopologyError` naming the first offending field."""
-        if not self.operators:
-            raise TopologyError("operators", "a topology needs at least one operator")
-        seen: dict[str, int] = {}
+        seen = index_names(self.operators, "operators", "operator", "topology", TopologyError)
         for i, op in enumerate(self.operators):
             where = f"operators[{i}]"
-            if not isinstance(op.name, str) or not op.name:
-                raise TopologyError(f"{where}.name", "must be a non-empty string")
-            if op.name in seen:
-                raise TopologyError(f"{where}.name", f"duplicate operator name {op.name!r}")
-            seen[op.name] = i
             if isinstance(op.parallelism, bool) or not isinstance(op.parallelism, int):
                 raise TopologyError(f"{where}.parallelism", "must be an integer")
             if op.parallelism < 1:
                 raise TopologyError(f"{where}.parallelism", f"must be >= 1, got {op.parallelism}")
             if op.role not in ROLES:
                 raise TopologyError(f"{where}.role", f"unknown role {op.role!r} (expected one of {', '.join(ROLES)})")
-            for attr in ("selectivity", "tuple_bytes", "memory_mb", "cpu_demand", "load", "source_rate"):
-                value = getattr(op, attr)
-                if not np.isfinite(value) or value < 0:
-                    raise TopologyError(f"{where}.{attr}", f"must be a finite number >= 0, got {value}")
+            check_non_negative(op, ("selectivity", "tuple_bytes", "memory_mb", "cpu_demand", "load", "source_rate"), where,
+                               TopologyError)
         pairs = set()
         for i, s in enumerate(self.streams):
             where = f"streams[{i}]"
