@@ -1,8 +1,8 @@
 """Schedulers: one registered class per algorithm, all with ``schedule(problem)``."""
 
 from . import even, ischeduler, lf, lns, metis, online, optimal, rstorm, t3, throughput  # noqa: F401  (registration side effect)
-from .base import (REGISTRY, Infeasible, Outcome, ParameterError, Scheduler, ScheduleResult, available, make_scheduler,
+from .base import (REGISTRY, Infeasible, NoPlacement, NoSolution, NotApplicable, Outcome, ParameterError, Scheduler, ScheduleResult, available, make_scheduler,
                    register, storm_default)
 
-__all__ = ["REGISTRY", "Infeasible", "Outcome", "ParameterError", "Scheduler", "ScheduleResult", "available", "make_scheduler",
+__all__ = ["REGISTRY", "Infeasible", "NoPlacement", "NoSolution", "NotApplicable", "Outcome", "ParameterError", "Scheduler", "ScheduleResult", "available", "make_scheduler",
            "register", "storm_default"]

@@ -2,15 +2,15 @@
 
 Every scheduler is a frozen keyword-only dataclass (its fields are its parameters, like a
 scikit-learn estimator's constructor) with one verb, ``schedule(problem) -> ScheduleResult``.
-The base class times the call, refuses obviously infeasible problems with a clear message
-(for schedulers that respect capacity) and turns :class:`Infeasible` raised inside a
-scheduler into an ``infeasible`` result instead of a traceback.
+The base class times the call and refuses, before the scheduler runs, a job too large for it
+(``too_large``), one its model does not cover (``not_applicable``) and, for schedulers that
+respect capacity, one no placement can fit (``infeasible``); a :class:`NoPlacement` raised
+inside a scheduler becomes a result with its status and message instead of a traceback.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 import time
 import typing
 from dataclasses import dataclass, field
@@ -22,8 +22,26 @@ from .status import Status
 MAX_TIME_LIMIT = 1e6  # seconds, the largest solve budget any caller accepts (~11.5 days)
 
 
-class Infeasible(Exception):
-    """Raised inside a scheduler when it cannot place the tasks within capacity."""
+class NoPlacement(Exception):
+    """Raised inside a scheduler that ends without a placement; the class says which status."""
+
+    status: ClassVar[Status] = Status.NO_SOLUTION
+
+
+class NoSolution(NoPlacement):
+    """The scheduler's search found no placement within capacity (another one may exist)."""
+
+
+class Infeasible(NoPlacement):
+    """Proven: no placement of these tasks fits these nodes (the message names the resource)."""
+
+    status = Status.INFEASIBLE
+
+
+class NotApplicable(NoPlacement):
+    """The scheduler's model does not cover this job (the message says what it needs)."""
+
+    status = Status.NOT_APPLICABLE
 
 
 class ParameterError(ValueError):
@@ -97,7 +115,22 @@ class Scheduler:
 
     def applicable(self, problem: Problem) -> str | None:
         """Why this scheduler's model does not cover ``problem`` (one sentence), or None if it does.
-        :meth:`schedule` checks it first; callers may ask before scheduling (to skip, or to say why)."""
+        :meth:`schedule` checks it first (status ``not_applicable``); callers may ask before
+        scheduling (to skip, or to say why)."""
+        return None
+
+    def too_large(self, problem: Problem) -> str | None:
+        """Why ``problem`` exceeds this scheduler's size limit (one sentence naming a scheduler
+        that scales), or None. :meth:`schedule` checks it before anything else (``too_large``)."""
+        return None
+
+    def refusal(self, problem: Problem) -> tuple[Status, str] | None:
+        """The status and reason for which :meth:`schedule` refuses ``problem`` before running, or None."""
+        for status, reason in ((Status.TOO_LARGE, self.too_large(problem)),
+                               (Status.NOT_APPLICABLE, self.applicable(problem)),
+                               (Status.INFEASIBLE, problem.infeasibility() if self.respects_capacity else None)):
+            if reason:
+                return status, reason
         return None
 
     def get_params(self) -> dict:
@@ -105,14 +138,14 @@ class Scheduler:
 
     def schedule(self, problem: Problem) -> ScheduleResult:
         start = time.perf_counter()
-        reason = self.applicable(problem) or (problem.infeasibility() if self.respects_capacity else None)
-        if reason is None:
+        refused = self.refusal(problem)
+        if refused is None:
             try:
                 outcome = self._schedule(problem)
-            except Infeasible as exc:
-                outcome = Outcome(placement=None, status=Status.INFEASIBLE, message=str(exc))
+            except NoPlacement as exc:
+                outcome = Outcome(placement=None, status=exc.status, message=str(exc))
         else:
-            outcome = Outcome(placement=None, status=Status.INFEASIBLE, message=reason)
+            outcome = Outcome(placement=None, status=refused[0], message=refused[1])
         return ScheduleResult(
             scheduler=self.name, params=self.get_params(), status=outcome.status,
             placement=outcome.placement, problem=outcome.problem or problem,

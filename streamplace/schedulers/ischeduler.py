@@ -50,7 +50,7 @@ Deliberate deviations and choices where the paper is silent:
   no part stay unfused), so every fused group fits a node of its class.
 * Tasks still unfused after the last class (heuristic mode) and the unfused tasks of the warm
   start go best-fit by traffic (:func:`best_fit`). A problem the fused groups make unpackable
-  raises :class:`Infeasible`.
+  raises :class:`NoSolution`.
 * Status: "optimal"/"feasible" (with the solver's lower bound) only when nothing was fused, so
   the solved graph is the original one; otherwise "heuristic".
 
@@ -74,7 +74,8 @@ from ..exact import cut_weight, greedy_placement, solve_min_inter_node
 from ..model import Placement, Problem
 from ..model.placement import capacity_slack
 from ..partition import kway_partition
-from .base import Infeasible, Outcome, Scheduler, register
+from .base import Infeasible, NoSolution, Outcome, Scheduler, register
+from .fill import best_fit, reduced_graph, require_placed
 from .segments import segment_cumsum
 from .second_level import DEFAULT_TASKS_PER_WORKER, assign_workers
 from .status import Status
@@ -213,84 +214,6 @@ def direct_group_nodes(fusion: Fusion, classes: list[CapacityClass]) -> np.ndarr
     return node
 
 
-def reduced_graph(weights: sp.csr_matrix, loads: np.ndarray, group: np.ndarray, n_groups: int):
-    """One vertex per group (ids 0..f-1) and per unfused task (f.. in task order): ``(W', L', vertex of task)``.
-
-    ``W' = P^T W P`` without its diagonal, ``L' = P^T L`` (P: task -> vertex indicator matrix).
-    """
-    vertex = group.copy()
-    unfused = vertex < 0
-    vertex[unfused] = n_groups + np.arange(int(unfused.sum()))
-    m = n_groups + int(unfused.sum())
-    P = sp.csr_matrix((np.ones(vertex.size), (np.arange(vertex.size), vertex)), shape=(vertex.size, m))
-    upper = P.T @ sp.triu(weights, k=1, format="csr") @ P  # each task pair once
-    reduced = (upper + upper.T).tocsr()  # exactly symmetric (float addition commutes)
-    reduced.setdiag(0)
-    reduced.eliminate_zeros()
-    return reduced, np.bincount(vertex, weights=loads, minlength=m), vertex
-
-
-def best_fit(weights: sp.csr_matrix, loads: np.ndarray, node: np.ndarray, capacities: np.ndarray) -> np.ndarray:
-    """Place the tasks with ``node == -1`` into the free capacity by traffic, in vectorised rounds.
-
-    Each round, every waiting task proposes the node with the most traffic to its placed
-    neighbours among the nodes it fits; waiting tasks with no such node seed empty room: the r-th
-    of them by traffic to the other waiting tasks proposes the r-th roomiest node (if it fits
-    there; if a round has no proposal at all, they spread round-robin over the nodes they fit).
-    Each node accepts its proposals, most traffic first, while they fit. Returns the completed
-    ``node`` array; tasks that fit nowhere keep -1.
-    """
-    node = node.copy()
-    caps = np.asarray(capacities, dtype=float)
-    slack = capacity_slack(caps)
-    m = caps.size
-    while True:
-        todo = np.flatnonzero(node < 0)
-        if todo.size == 0:
-            return node
-        placed = np.flatnonzero(node >= 0)
-        free = caps - np.bincount(node[placed], weights=loads[placed], minlength=m)
-        need = loads[todo]
-        rows = weights[todo]
-        onto = sp.csr_matrix((np.ones(placed.size), (placed, node[placed])), shape=(node.size, m))
-        aff = (rows @ onto).tocoo()
-        ok = (need[aff.row] <= free[aff.col] + slack[aff.col]) & (aff.data > 0)
-        r, c, v = aff.row[ok], aff.col[ok], aff.data[ok]
-        choice = np.full(todo.size, -1, dtype=np.int64)
-        score = np.zeros(todo.size)
-        o = np.lexsort((c, -v, r))
-        first = o[np.r_[True, r[o][1:] != r[o][:-1]]] if o.size else o
-        choice[r[first]], score[r[first]] = c[first], v[first]
-        lonely = np.flatnonzero(choice < 0)
-        pull = np.asarray(rows[:, todo].sum(axis=1)).ravel()[lonely]
-        lonely = lonely[np.lexsort((-need[lonely], -pull))]
-        roomiest = np.argsort(-free, kind="stable")
-        fits = np.searchsorted(-free[roomiest], -need[lonely] + slack.max(), side="right")   # accept checks each node
-        rank = np.arange(lonely.size)
-        seeds = rank < fits
-        choice[lonely[seeds]] = roomiest[rank[seeds]]
-        if not seeds.any() and first.size == 0:
-            spread = fits > 0
-            choice[lonely[spread]] = roomiest[rank[spread] % fits[spread]]
-        cand = np.flatnonzero(choice >= 0)
-        if cand.size == 0:
-            return node
-        o = cand[np.lexsort((-need[cand], -score[cand], choice[cand]))]
-        accept = segment_cumsum(choice[o], need[o]) <= free[choice[o]] + slack[choice[o]]
-        node[todo[o[accept]]] = choice[o[accept]]
-
-
-def require_placed(node: np.ndarray, loads: np.ndarray, capacities: np.ndarray) -> np.ndarray:
-    """``node`` if every task is placed, else :class:`Infeasible` saying what did not fit."""
-    waiting = node < 0
-    if waiting.any():
-        free = capacities - np.bincount(node[~waiting], weights=loads[~waiting], minlength=capacities.size)
-        raise Infeasible(
-            f"{int(waiting.sum())} task(s) of total load {loads[waiting].sum():g} fit in no node's remaining "
-            f"capacity (heaviest waiting load {loads[waiting].max():g}, largest free capacity {max(free.max(), 0):g})")
-    return node
-
-
 def _plain(step: dict) -> dict:
     return {k: (v.item() if isinstance(v, np.generic) else v) for k, v in step.items()}
 
@@ -362,8 +285,11 @@ class IScheduler(Scheduler):
                         seconds=round(sol.seconds, 4))
             solution = sol.node_of_task
         if solution is None:
+            if hint is None and info["status"] == "infeasible" and f == 0:   # nothing fused: a proof
+                raise Infeasible(f"proven: no placement of the {reduced_loads.size} tasks keeps every node's load "
+                                 "within its capacity")
             if hint is None:
-                raise Infeasible(
+                raise NoSolution(
                     f"the {f} fused group(s) and {reduced_loads.size - f} remaining task(s) cannot be packed into "
                     f"the nodes (optimiser status: {info['status']})")
             solution = hint

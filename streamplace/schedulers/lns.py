@@ -51,8 +51,8 @@ import scipy.sparse as sp
 from ..exact import solve_min_inter_node
 from ..model import Placement, Problem
 from ..model.placement import capacity_slack
-from .base import Infeasible, Outcome, Scheduler, ScheduleResult, make_scheduler, register, with_moves
-from .ischeduler import best_fit, reduced_graph, require_placed
+from .base import NoPlacement, Outcome, Scheduler, ScheduleResult, make_scheduler, register, with_moves
+from .fill import best_fit, reduced_graph, require_placed
 from .migration import Current, current_of
 from .second_level import DEFAULT_TASKS_PER_WORKER, assign_workers
 from .status import Status
@@ -214,7 +214,7 @@ class LnsScheduler(Scheduler):
                 if best is None or cost < best[0]:
                     best, origin = (cost, result.placement.node, result.placement.worker), name
         if best is None:
-            return Outcome(placement=None, status=Status.INFEASIBLE,
+            return Outcome(placement=None, status=Status.NO_SOLUTION,
                            message=f"none of the constructions ({', '.join(tried)}) found a placement within capacity")
         search = _Search(problem, best[1], np.random.default_rng(self.seed), self.max_free, self.max_nodes)
         history = [(round(time.perf_counter() - start, 3), search.cost)]
@@ -274,9 +274,9 @@ class LnsScheduler(Scheduler):
         loads, caps = np.asarray(problem.graph.loads, dtype=float), problem.cluster.capacities
         try:
             node = require_placed(best_fit(weights, loads, state.node, caps), loads, caps)
-        except Infeasible as exc:
+        except NoPlacement as exc:
             result = self.schedule(problem)
-            return with_moves(dataclasses.replace(result, placement=None, status=Status.INFEASIBLE, message=str(exc)),
+            return with_moves(dataclasses.replace(result, placement=None, status=exc.status, message=str(exc)),
                               state, max_moves, migration_weight, honoured=True)
         trajectory = [node, *_greedy_moves(weights, loads, caps, node, state, migration_weight)]
         search = _Search(problem, trajectory[-1], np.random.default_rng(self.seed), self.max_free, self.max_nodes)

@@ -29,7 +29,7 @@ Here:
   accepts tasks in that order while they fit, and rejected tasks try again in the next round.
   If no task of an overloaded node fits anywhere (fragmentation), the last resort repacks by
   load: tasks, heaviest first, stay on their node while it has room, else go to the node with
-  the most room. ``Infeasible`` is raised only when that fails too.
+  the most room. ``NoSolution`` is raised only when that fails too.
 * the second level (workers) is :func:`~.second_level.assign_workers`.
 
 Faithful [F]: ``vertex_weight=traffic targets=equal repair=false`` (capacity may then be
@@ -64,7 +64,7 @@ from ..model import Placement, Problem
 from ..model.placement import capacity_slack
 from ..partition import kway_partition
 from ..partition.kway import OBJECTIVES
-from .base import Infeasible, Outcome, Scheduler, register
+from .base import Infeasible, NoSolution, Outcome, Scheduler, register
 from .segments import segment_cumsum
 from .second_level import DEFAULT_TASKS_PER_WORKER, assign_workers
 from .status import Status
@@ -120,7 +120,7 @@ def _spread(task_loads: np.ndarray, free: np.ndarray) -> np.ndarray:
 
 def repack(node: np.ndarray, loads: np.ndarray, capacities: np.ndarray, allowed: np.ndarray) -> np.ndarray:
     """Last resort: tasks by load (descending) stay on their node while it has room, else go to
-    the allowed node with the most room (worst fit); raises :class:`Infeasible` if one fits nowhere."""
+    the allowed node with the most room (worst fit); raises :class:`NoSolution` if one fits nowhere."""
     room = np.where(allowed, capacities, -np.inf)
     eps = capacity_slack(capacities)
     heap = [(-room[j], j) for j in np.flatnonzero(allowed).tolist()]
@@ -134,7 +134,7 @@ def repack(node: np.ndarray, loads: np.ndarray, capacities: np.ndarray, allowed:
                 heapq.heappush(heap, (-room[j], j))
             j = heap[0][1]
             if room[j] + eps[j] < loads[t]:
-                raise Infeasible(f"no node has room for a task of load {loads[t]:g} "
+                raise NoSolution(f"no node has room for a task of load {loads[t]:g} "
                                  f"(largest room left {room[j]:g}): the loads do not pack into the nodes")
         room[j] -= loads[t]
         new[t] = j

@@ -44,7 +44,7 @@ Deliberate differences from the public code:
   as in the code. The later ``delta`` limit on slots per node (not in the DEBS paper) is not used.
 
 When a greedy step finds no slot or node able to take a task or slot (the code throws), the
-scheduler raises :class:`Infeasible` -- even if another placement would fit. This is the
+scheduler raises :class:`NoSolution` (status ``no_solution``) -- even if another placement would fit. This is the
 default: the papers ran OLS with its slot-load limit ([I] Sec. 6, [T3] Sec. 6: "the topology's
 worker count and gamma"; [F] Sec. IV-A2: Aniello's alfa 0, beta 0.5, gamma 1.1), and never say
 what it did when the limit left a task without a slot. ``relax_gamma=True`` is an explicit
@@ -68,7 +68,7 @@ import scipy.sparse as sp
 
 from ..model import Problem
 from ..model.placement import Placement, capacity_slack
-from .base import Infeasible, Outcome, Scheduler, register
+from .base import NoSolution, Outcome, Scheduler, register
 from .status import Status
 
 
@@ -130,7 +130,7 @@ class _Packing:
 
     def require(self, b: int | None, item: int) -> int:
         if b is None:
-            raise Infeasible(f"online: no {self.kind} can take {self.name_of(item)} (load {self.loads[item]:g}); {self.limits}")
+            raise NoSolution(f"online: no {self.kind} can take {self.name_of(item)} (load {self.loads[item]:g}); {self.limits}")
         return b
 
     def items_in(self, b: int) -> np.ndarray:
@@ -201,7 +201,7 @@ class _Packing:
                     best, best_cost = (x, y), total
         if best is None:
             names = ", ".join(self.bin_names[c] for c in candidates)
-            raise Infeasible(f"online: no {self.kind}s among the candidates ({names}) can take {self.name_of(a)} "
+            raise NoSolution(f"online: no {self.kind}s among the candidates ({names}) can take {self.name_of(a)} "
                              f"and {self.name_of(b)}; {self.limits}")
         self.assign(a, best[0])
         self.assign(b, best[1])
@@ -261,7 +261,7 @@ class OnlineScheduler(Scheduler):
         relaxed = ""
         try:
             tasks, fills = _tasks_to_slots(problem, w, per_slot, slot_limit)
-        except Infeasible as exc:
+        except NoSolution as exc:
             if not (self.relax_gamma and math.isfinite(slot_limit)):
                 raise
             relaxed = f"gamma {self.gamma:g} relaxed to no slot load limit (relax_gamma=true): {exc}"

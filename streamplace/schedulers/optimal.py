@@ -47,7 +47,7 @@ class OptimalScheduler(Scheduler):
         if self.num_workers < 1 or self.tasks_per_worker < 1 or self.max_tasks < 1:
             raise ValueError("num_workers, tasks_per_worker and max_tasks must be >= 1")
 
-    def applicable(self, problem: Problem) -> str | None:
+    def too_large(self, problem: Problem) -> str | None:
         n = problem.n_tasks
         return f"{n} tasks exceed the exact solver's limit max_tasks={self.max_tasks}; use ischeduler" if n > self.max_tasks else None
 
@@ -57,9 +57,11 @@ class OptimalScheduler(Scheduler):
                                    num_workers=self.num_workers, seed=self.seed)
         details = {"model": sol.model, "solver_seconds": sol.seconds}
         if sol.node_of_task is None:
-            message = ("no placement satisfies the node capacities" if sol.status == Status.INFEASIBLE
-                       else f"no feasible placement found within {self.time_limit:g} s")
-            return Outcome(placement=None, status=Status.INFEASIBLE, message=message, details=details)
+            if sol.status == Status.INFEASIBLE:
+                return Outcome(placement=None, status=Status.INFEASIBLE, details=details,
+                               message="proven: no placement keeps every node's load within its capacity")
+            return Outcome(placement=None, status=Status.TIMED_OUT, details=details,
+                           message=f"no placement within capacity found in the time limit of {self.time_limit:g} s")
         worker = assign_workers(problem, sol.node_of_task, tasks_per_worker=self.tasks_per_worker, seed=self.seed)
         return Outcome(placement=Placement(node=sol.node_of_task, worker=worker), status=Status(sol.status),
                        lower_bound=sol.lower_bound, details=details)

@@ -40,7 +40,7 @@ Model mapping (documented choices):
 Deliberate difference: Storm ranks nodes in a ``TreeMap`` keyed by the distance, so of two nodes
 at exactly the same distance the later one in its iteration order silently replaces the earlier;
 we keep the first in cluster order (stable ties). If no node can take a task (Storm
-reports "Not enough resources"), :class:`Infeasible` is raised.
+reports "Not enough resources"), :class:`NoSolution` is raised (status ``no_solution``).
 
 Running time: O(o + s) for the breadth-first operator order, then one vectorised distance over
 the k nodes per task, O(n k) in all (the scan that makes 10^6 tasks on 10^4 nodes exceed 300 s
@@ -56,7 +56,7 @@ import numpy as np
 
 from ..model import Placement, Problem, Topology
 from ..model.placement import capacity_slack
-from .base import Infeasible, Outcome, Scheduler, register
+from .base import NoSolution, Outcome, Scheduler, register
 from .status import Status
 
 DEFAULT_WORKER_MAX_HEAP_MB = 768.0  # Storm's topology.worker.max.heap.size.mb
@@ -148,7 +148,7 @@ class RStormScheduler(Scheduler):
             if self.cpu_hard:
                 ok &= (cpu <= cpu_avail + tol) & (load_used + loads[t] <= caps + tol)
             if not ok.any():
-                raise Infeasible(self._no_node(topo.task_labels[t], cpu, mem, ref is None, cpu_avail, mem_avail))
+                raise NoSolution(self._no_node(topo.task_labels[t], cpu, mem, ref is None, cpu_avail, mem_avail))
             mem_term = np.where(declared, _ratio_sq(mem, np.where(declared, mem_avail, 0.0)), 1.0)
             dist = np.sqrt(_ratio_sq(cpu, np.maximum(cpu_avail, 0.0)) + mem_term + _network_sq(racks, ref))
             j = int(np.flatnonzero(ok)[np.argmin(dist[ok])])

@@ -1,7 +1,9 @@
 """What a scheduling result's ``status`` says: one fixed set of values, each with its meaning.
 
 A :class:`Status` is a ``str`` (``StrEnum``): JSON, CSV, Parquet and comparisons see its value,
-``"optimal"`` and so on. Adding a status is one line here, its meaning beside it.
+``"optimal"`` and so on. Three statuses come with a placement (``optimal``, ``feasible``,
+``heuristic``); the five others say why there is none, and the result's message says it in
+words. Adding a status is one line here, its meaning beside it.
 """
 
 from __future__ import annotations
@@ -14,15 +16,35 @@ class Status(StrEnum):
     FEASIBLE = "feasible"
     HEURISTIC = "heuristic"
     INFEASIBLE = "infeasible"
+    NO_SOLUTION = "no_solution"
+    NOT_APPLICABLE = "not_applicable"
+    TOO_LARGE = "too_large"
+    TIMED_OUT = "timed_out"
 
     @property
     def meaning(self) -> str:
         return _MEANINGS[self]
 
+    @property
+    def placed(self) -> bool:
+        """Whether a result with this status carries a placement."""
+        return self in _PLACED
+
+
+_PLACED = frozenset({Status.OPTIMAL, Status.FEASIBLE, Status.HEURISTIC})
 
 _MEANINGS = {
     Status.OPTIMAL: "proven: no placement sends less inter-node traffic",
     Status.FEASIBLE: "the best placement found when the time limit ran out; the lower bound is proven",
     Status.HEURISTIC: "a placement from a heuristic: no optimality claim",
-    Status.INFEASIBLE: "no placement: the message says why (capacity, or the scheduler's limits)",
+    Status.INFEASIBLE: "proven: no placement fits the nodes; the message names the resource",
+    Status.NO_SOLUTION: "the heuristic found no placement within capacity; one may still exist",
+    Status.NOT_APPLICABLE: "the scheduler's model does not cover this job; the message says what it needs",
+    Status.TOO_LARGE: "the job exceeds the exact solver's size limit; the message names a scheduler that scales",
+    Status.TIMED_OUT: "no placement was found within the time limit",
 }
+
+
+def has_placement(status: str) -> bool:
+    """Whether a record's ``status`` value (a plain string in JSON, CSV or Parquet) comes with a placement."""
+    return Status(status).placed

@@ -50,7 +50,7 @@ import scipy.sparse as sp
 
 from ..model import Problem
 from ..model.placement import Placement, capacity_slack
-from .base import Infeasible, Outcome, Scheduler, register
+from .base import NoSolution, Outcome, Scheduler, register
 from .second_level import DEFAULT_TASKS_PER_WORKER, assign_workers
 
 _FIRST_CHUNK = 64
@@ -302,7 +302,7 @@ class T3Scheduler(Scheduler):
         unplaced = np.flatnonzero(level.node_of < 0)
         if unplaced.size:
             labels = ", ".join(problem.topology.task_labels[t] for t in unplaced[:5])
-            raise Infeasible(
+            raise NoSolution(
                 f"t3 left {unplaced.size} of {problem.n_tasks} tasks unplaced (load {problem.loads[unplaced].sum():g}; "
                 f"e.g. {labels}): no node has enough free capacity left for them")
         worker = assign_workers(problem, level.node_of, tasks_per_worker=self.tasks_per_worker, seed=self.seed)

@@ -59,7 +59,7 @@ import numpy as np
 
 from ..model import Cluster, Placement, Problem, Topology, build_task_graph
 from ..model.profiling import Profiling, derive_profiling, load_profiling
-from .base import Infeasible, Outcome, Scheduler, register
+from .base import NoSolution, NotApplicable, Outcome, Scheduler, register
 
 MAC = 100.0
 TOL = 1e-9
@@ -79,7 +79,7 @@ def operator_flows(topology: Topology) -> np.ndarray:
     """Input tuples/s of every operator per unit topology input rate (declaration order)."""
     reason = uneven_input(topology)
     if reason:
-        raise Infeasible(reason)
+        raise NotApplicable(reason)
     ops = topology.operators
     sources = [i for i, op in enumerate(ops) if topology.is_source(op.name)]
     weights = np.array([ops[i].source_rate for i in sources], dtype=float)
@@ -102,7 +102,7 @@ def machine_cluster(cluster: Cluster, profiling: Profiling) -> tuple[Cluster, bo
         return Cluster.build(cluster.name, nodes), True
     if any(matching):
         bad = cluster.nodes[matching.index(False)]
-        raise Infeasible(f"node {bad.name} has machine type {bad.machine_type!r}, which the profiling does not declare "
+        raise NotApplicable(f"node {bad.name} has machine type {bad.machine_type!r}, which the profiling does not declare "
                          f"(types: {', '.join(profiling.type_names)})")
     return profiling.cluster(name=f"{cluster.name}-profiled", capacity=MAC), False
 
@@ -186,7 +186,7 @@ def first_assignment(model: CpuModel, r0: float) -> np.ndarray:
         after = usage + tcu[o]
         m = _pick(tcu[o], after, (after <= MAC + TOL) & (counts.sum(axis=0) < model.max_tasks))
         if m is None:
-            raise Infeasible(f"operator {name} needs {tcu[o].min():.4g} % of a machine at R0 = {r0:g} tuples/s "
+            raise NoSolution(f"operator {name} needs {tcu[o].min():.4g} % of a machine at R0 = {r0:g} tuples/s "
                              "and fits on no machine; lower R0")
         counts[o, m] = 1
         usage[m] += tcu[o, m]
@@ -287,7 +287,7 @@ def predict(problem: Problem, placement: Placement, profiling: Profiling) -> Pre
     """Eq. 5-8 for any placement of ``problem`` (every node's type must be in the profiling)."""
     cluster, from_problem = machine_cluster(problem.cluster, profiling)
     if not from_problem:
-        raise Infeasible(f"no node of cluster {problem.cluster.name} has a machine type the profiling declares")
+        raise NotApplicable(f"no node of cluster {problem.cluster.name} has a machine type the profiling declares")
     model = CpuModel.build(problem.topology, cluster, profiling)
     counts = placement_counts(problem.topology, placement, cluster.n_nodes)
     rate = model.max_rate(counts)
@@ -339,7 +339,7 @@ class ThroughputScheduler(Scheduler):
         try:
             return derive_profiling(problem.topology, problem.cluster)
         except ValueError as exc:
-            raise Infeasible(f"no profiling: {exc}") from None
+            raise NotApplicable(f"no profiling: {exc}") from None
 
     def _schedule(self, problem: Problem) -> Outcome:
         profiling = self._load(problem)

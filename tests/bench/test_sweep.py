@@ -181,7 +181,7 @@ def test_failing_scenarios_are_recorded_and_the_others_complete(spark, tmp_path)
            "schedulers": {"t3": {}, "throughput": {"profiling": str(missing)}}}      # raises when it reads the file
     scenarios = expand_grid(doc)
     summary = run_sweep(scenarios, tmp_path / "out", batch_size=3)
-    assert (summary.ran, summary.failed, summary.infeasible) == (8, 6, 1)
+    assert (summary.ran, summary.failed, summary.no_placement) == (8, 6, 1)
     rows = {(r["workload"], r["cluster"], r["scheduler"]): r for r in read_results(tmp_path / "out").to_dict("records")}
     assert len(rows) == 8
     for cluster in ("heterogeneous", "cap-1x2"):
@@ -226,7 +226,7 @@ def test_cli_sweep_writes_results_and_a_report(spark, tmp_path, capsys):
                                     "clusters": ["heterogeneous"], "schedulers": ["even", "t3"]}))
     main(["sweep", str(grid), "-o", str(tmp_path / "out"), "--batch-size", "3", "--report"])
     err = " ".join(capsys.readouterr().err.split())
-    assert "4 scenarios: 0 already done, 4 run in" in err and "(0 failed, 0 infeasible), 2 new parts" in err
+    assert "4 scenarios: 0 already done, 4 run in" in err and "(0 failed, 0 without a placement), 2 new parts" in err
     assert len((tmp_path / "out" / "results.csv").read_text().splitlines()) == 1 + 4
     assert (tmp_path / "out" / "report.html").stat().st_size > 0
     main(["sweep", str(grid), "-o", str(tmp_path / "out")])

@@ -102,7 +102,7 @@ def test_repair_repacks_when_fragmented_and_refuses_when_packing_is_impossible()
     p = Problem.from_topology(topo, Cluster.from_capacities({3: 2}))
     assert p.infeasibility() is None  # total load 6 = total capacity 6, but 2 + 2 > 3
     res = make_scheduler("metis").schedule(p)
-    assert res.status == "infeasible" and "do not pack" in res.message
+    assert res.status == "no_solution" and "do not pack" in res.message
 
 
 def test_parts_go_heaviest_to_largest_node():

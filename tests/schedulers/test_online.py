@@ -100,15 +100,15 @@ def test_unpaired_tasks_go_to_the_least_loaded_slot_after_empty_slots_are_filled
     assert res.placement.worker.tolist() == [1, 0, 0]
     # with gamma = 1.1 a slot may hold 1.65: after a and b no slot can take z
     bad = run(topo, [Node("n", 10, slots=4)], workers=2)
-    assert bad.status == "infeasible" and bad.placement is None
+    assert bad.status == "no_solution" and bad.placement is None
     assert bad.message == ("online: no worker slot can take task z[0] (load 1); "
                            "a slot holds at most max_per_slot=2 tasks and max_slot_load=1.65 (W=2)")
 
 
-def test_greedy_failure_is_reported_as_infeasible():
+def test_greedy_failure_is_reported_as_no_solution():
     # one worker slot holds both tasks (load 2) but no node can take load 2
     res = run(chain(1.0), [Node("n0", 1, slots=2), Node("n1", 1, slots=2)], workers=1)
-    assert res.status == "infeasible"
+    assert res.status == "no_solution"
     assert res.message == ("online: no node can take worker slot 0 (load 2); "
                            "a node needs a free worker slot and room for the slot's load")
 
@@ -118,7 +118,7 @@ def test_slot_load_limit_can_defeat_the_greedy_on_a_micro_benchmark():
     # load-1 task and 10 slots cannot take 12 tasks, although every node could host 4.
     prob = Problem.from_topology(microbench.microbench("linear", 12), microbench.cluster("homogeneous"))
     res = make_scheduler("online", {"workers": 10}).schedule(prob)
-    assert res.status == "infeasible"
+    assert res.status == "no_solution"
     assert res.message.endswith("a slot holds at most max_per_slot=2 tasks and max_slot_load=1.32 (W=10)")
     assert make_scheduler("online", {"workers": 10, "gamma": "none"}).schedule(prob).status == "heuristic"
 
@@ -150,7 +150,7 @@ def test_slot_load_limit_is_relaxed_only_when_asked_and_then_says_so():
     topo = Topology.build("iso", [Operator("a", 1), Operator("b", 1), Operator("z", 1)], [Stream("a", "b", pair_rate=1.0)])
     nodes = [Node("n", 10, slots=4)]
     strict = run(topo, nodes, workers=2)
-    assert strict.status == "infeasible" and strict.params["relax_gamma"] is False
+    assert strict.status == "no_solution" and strict.params["relax_gamma"] is False
     relaxed = run(topo, nodes, workers=2, relax_gamma="true")  # as from the CLI: -p relax_gamma=true
     assert relaxed.ok and relaxed.details["gamma_relaxed"] is True
     assert relaxed.message.startswith("gamma 1.1 relaxed to no slot load limit (relax_gamma=true): ")

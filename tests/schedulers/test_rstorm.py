@@ -72,13 +72,13 @@ def test_soft_cpu_may_overload():
     assert soft.placement.overloaded_nodes(soft.problem.loads, soft.problem.cluster).tolist() == [0]
 
 
-def test_infeasible_messages():
+def test_no_solution_messages():
     res = run(single(1, memory_mb=300), [Node("a", 4, memory_mb=100)])
-    assert res.status == "infeasible" and res.placement is None
+    assert res.status == "no_solution" and res.placement is None
     assert res.message == ("rstorm: no node in the rack with the most available resources can host task s[0] "
                            "(cpu need 1, memory need 300 MB, worker heap 768 MB): most available cpu 4, memory 100 MB")
     heap = run(single(1, memory_mb=1000), [Node("a", 4)])
-    assert heap.status == "infeasible" and heap.message.endswith("worker heap 768 MB): most available cpu 4, memory unlimited")
+    assert heap.status == "no_solution" and heap.message.endswith("worker heap 768 MB): most available cpu 4, memory unlimited")
 
 
 def test_bad_parameter():

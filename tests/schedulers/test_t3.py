@@ -152,11 +152,11 @@ def test_non_uniform_loads_fill_nodes_and_respect_capacity():
     assert per_node(p, res.placement) == {"node00": {"A": 1, "B": 2}, "node01": {"A": 1, "B": 2}}
 
 
-def test_fragmented_capacity_is_reported_infeasible():
+def test_fragmented_capacity_is_reported_as_no_solution():
     # total capacity 6 = total load 6, but every node can hold only one task of load 2
     p = Problem.from_topology(Topology.build("x", [Operator("A", 3, load=2.0)]), Cluster.from_capacities({3: 2}))
     res = make_scheduler("t3").schedule(p)
-    assert res.status == "infeasible" and res.placement is None
+    assert res.status == "no_solution" and res.placement is None
     assert "1 of 3 tasks unplaced" in res.message and "A[2]" in res.message
 
 

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from streamplace.model import Cluster, Node, Operator, Problem, Stream, Topology
 from streamplace.model.profiling import MachineType, Profiling, profiling_from_dict, profiling_to_dict
 from streamplace.model.specs import write_document
-from streamplace.schedulers import Infeasible, ParameterError, make_scheduler
+from streamplace.schedulers import NoSolution, ParameterError, make_scheduler
 from streamplace.schedulers.throughput import (MAC, CpuModel, first_assignment, machine_cluster, maximize_throughput,
                                                operator_flows, predict)
 from streamplace.workloads import nasiri
@@ -69,7 +69,7 @@ def test_first_assignment_takes_the_least_tcu_machine_that_fits():
 def test_first_assignment_refuses_an_operator_that_fits_nowhere():
     topo, prof = hand_example()
     res = make_scheduler("throughput", {"profiling": prof, "r0": 1000.0}).schedule(Problem.from_topology(topo, prof.cluster()))
-    assert res.status == "infeasible" and res.placement is None
+    assert res.status == "no_solution" and res.placement is None
     assert "operator a needs" in res.message and "fits on no machine" in res.message
 
 
@@ -154,7 +154,7 @@ def test_search_terminates_by_the_scale_rule_and_never_overloads(inst):
     model = model_of(topo, prof)
     try:
         start = first_assignment(model, prof.r0)
-    except Infeasible:  # an operator too heavy at R0: refused, nothing to search
+    except NoSolution:  # an operator too heavy at R0: refused, nothing to search
         return
     search = maximize_throughput(model, start, prof.r0, max_batch)
     assert search.stop_rate <= search.scale and search.stop_rate > search.rate >= prof.r0
@@ -218,7 +218,7 @@ def test_cluster_from_problem_when_types_match_else_from_profiling():
     assert "built from the profiling" in res.message
     mixed = Cluster.build("mixed", [Node("n0", 4, machine_type="slow"), Node("n1", 4, machine_type="gpu")])
     res = make_scheduler("throughput", {"profiling": prof}).schedule(Problem.from_topology(topo, mixed))
-    assert res.status == "infeasible" and "node n1 has machine type 'gpu'" in res.message
+    assert res.status == "not_applicable" and "node n1 has machine type 'gpu'" in res.message
 
 
 def test_result_topology_carries_parallelism_and_profiled_cpu():
@@ -238,14 +238,14 @@ def test_without_profiling_uses_cpu_per_tuple_or_reports_why_not():
     assert res.ok and res.details["max_rate"] > 0
     bare = Topology.build("t", [Operator("a", 1)])
     res = make_scheduler("throughput").schedule(Problem.from_topology(bare, cluster))
-    assert res.status == "infeasible" and res.message.startswith("no profiling: operator 'a' has no cpu_per_tuple")
+    assert res.status == "not_applicable" and res.message.startswith("no profiling: operator 'a' has no cpu_per_tuple")
 
 
 def test_global_grouping_is_refused():
     topo = Topology.build("g", [Operator("a", 1, cpu_per_tuple=0.001), Operator("b", 1, cpu_per_tuple=0.001)],
                           [Stream("a", "b", grouping="global")])
     res = make_scheduler("throughput").schedule(Problem.from_topology(topo, Cluster.from_capacities({4: 2})))
-    assert res.status == "infeasible" and "global grouping" in res.message
+    assert res.status == "not_applicable" and "global grouping" in res.message
 
 
 def test_make_scheduler_converts_strings_and_loads_the_file(tmp_path):
