@@ -15,25 +15,29 @@ from pathlib import Path
 import click
 from rich import box
 from rich.console import Console
+from rich.markup import escape as rich_escape
 from rich.table import Table
 
+from .bench.display import format_value, metric, summary_table
 from .evaluate.records import evaluation_record, records_to_csv, result_record
-from .model import Problem
+from .model import Problem, build_task_graph
 from .model.errors import FieldError, Notice
 from .model.profiling import DEFAULT_MET, profiling_to_dict
 from .model.specs import (SpecError, atomic_write_text, cluster_to_dict, load_cluster, load_placement,
                           load_topology, read_document, topology_to_dict, write_document)
 from .schedulers import ParameterError, available, make_scheduler
 from .schedulers.base import MAX_TIME_LIMIT
-from .schedulers.status import Status
 from .storm.errors import StormError
 from .workloads import microbench
 from .workloads import lf as lf_workloads
 from .workloads import nasiri as nasiri_workloads
 from .workloads.applications import APPLICATIONS
+from .workloads.catalogue import CLUSTER_GENERATORS, PRESETS, REQUIRED, TOPOLOGIES, describe
+from .workloads.catalogue import preset as catalogue_preset
 
-TABLE_KEYS = ("scheduler", "status", "inter_node_cost", "inter_worker_cost", "lower_bound", "nodes_used",
-              "max_utilisation", "cohesion", "coupling", "seconds")
+# compare's table (JSON and CSV carry every key, cohesion and coupling too)
+TABLE_KEYS = ("scheduler", "status", "valid", "inter_node_cost", "lower_bound", "inter_worker_cost", "throughput",
+              "latency_ms", "nodes_used", "max_utilisation", "seconds", "message")
 
 err_console = Console(stderr=True)
 
@@ -68,13 +72,22 @@ def _parse_params(pairs: tuple[str, ...]) -> dict[str, str]:
     return params
 
 
-def _scheduler(name: str, params: dict, seed: int | None, time_limit: float | None, profiling: str | None = None):
+def _schedulers(names: list[str], params: dict[str, dict], seed: int | None, time_limit: float | None,
+                profiling: str | None = None) -> list:
+    """The named schedulers through the one path (:func:`make_scheduler`); one note names those
+    that take no time budget when ``--time-limit`` was given."""
     from .schedulers.base import REGISTRY
-    if time_limit is not None and name in REGISTRY and not REGISTRY[name].honours_time_limit:
-        click.echo(f"streamplace: note: {name} takes no time limit and runs to completion "
-                   f"(--time-limit applies to {', '.join(n for n, c in REGISTRY.items() if c.honours_time_limit)})",
+    unbudgeted = [n for n in names if time_limit is not None and n in REGISTRY and not REGISTRY[n].honours_time_limit]
+    if unbudgeted:
+        verb = "takes" if len(unbudgeted) == 1 else "take"
+        click.echo(f"streamplace: note: {', '.join(unbudgeted)} {verb} no time limit and run{'s' * (verb == 'takes')} to "
+                   f"completion (--time-limit applies to {', '.join(n for n, c in REGISTRY.items() if c.honours_time_limit)})",
                    err=True)
-    return make_scheduler(name, params, seed=seed, time_limit=time_limit, profiling=profiling)
+    return [make_scheduler(n, params.get(n), seed=seed, time_limit=time_limit, profiling=profiling) for n in names]
+
+
+def _scheduler(name: str, params: dict, seed: int | None, time_limit: float | None, profiling: str | None = None):
+    return _schedulers([name], {name: params}, seed, time_limit, profiling)[0]
 
 
 PROFILING_HELP = ("Profiling spec (YAML/JSON: machine types, e and MET tables, R0) passed to schedulers that "
@@ -90,37 +103,15 @@ def _problem(topology: str, cluster: str, profile: str | None = None) -> Problem
 PROFILE_HELP = "Profile directory (from `streamplace profile`): its measured rates are the task graph's edge weights."
 
 
-def _fmt(value) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.4g}" if abs(value) < 1e4 else f"{value:,.0f}"
-    if isinstance(value, list):
-        return ",".join(map(str, value)) or "-"
-    return str(value)
-
-
-LABELS = {"inter_node_cost": "inter-node", "inter_worker_cost": "inter-worker", "lower_bound": "bound",
-          "nodes_used": "nodes", "max_utilisation": "max util", "seconds": "seconds"}
-
-
-def _table(records: list[dict], keys, title: str | None = None) -> Table:
-    table = Table(title=title, box=box.SIMPLE_HEAD)
-    for key in keys:
-        table.add_column(LABELS.get(key, key), justify="left" if key in ("scheduler", "status", "workload", "cluster") else "right")
-    for rec in records:
-        table.add_row(*(_fmt(rec.get(k)) for k in keys))
-    return table
-
-
 def _vertical(record: dict, title: str) -> Table:
-    """One record as a two-column metric/value table."""
+    """One record as a two-column table: each key with its unit, and its value."""
     table = Table(title=title, box=box.SIMPLE_HEAD)
     table.add_column("metric")
-    table.add_column("value", justify="right")
+    table.add_column("value", justify="right", overflow="fold")
     for key, value in record.items():
         if key not in ("placement", "params", "details"):
-            table.add_row(key, _fmt(value))
+            unit = metric(key).unit
+            table.add_row(f"{key} [dim]({unit})[/dim]" if unit else key, format_value(value))
     return table
 
 
@@ -217,7 +208,7 @@ def schedule(topology, cluster, name, params, seed, time_limit, output, fmt, pro
         Console().print(_vertical(record, f"{result.scheduler}: {problem.topology.name} on {problem.cluster.name}"))
         if result.message:
             err_console.print(f"[yellow]{result.scheduler}: {result.message}[/yellow]")
-    if result.status == Status.INFEASIBLE:
+    if not result.ok:
         sys.exit(3)
 
 
@@ -251,7 +242,7 @@ def diff(first, second, topology, cluster, fmt):
     if fmt == "json":
         click.echo(json.dumps(record, indent=2))
         return
-    delta = "unknown (give --topology and --cluster)" if result.traffic_delta is None else _fmt(result.traffic_delta)
+    delta = "unknown (give --topology and --cluster)" if result.traffic_delta is None else format_value(result.traffic_delta)
     Console().print(f"{len(result.moves)} task(s) move: {result.node_moves} to another node, {result.worker_moves} to "
                     f"another worker of their node; {len(result.nodes_touched)} node(s) touched; "
                     f"inter-node traffic change {delta}", soft_wrap=True, markup=False, highlight=False)
@@ -310,7 +301,7 @@ def reschedule(topology, cluster, current_path, name, params, seed, time_limit, 
                                   f"{result.scheduler}: reschedule {problem.topology.name} on {problem.cluster.name}"))
         if result.message:
             err_console.print(f"[yellow]{result.scheduler}: {result.message}[/yellow]")
-    if result.status == Status.INFEASIBLE:
+    if not result.ok:
         sys.exit(3)
 
 
@@ -372,7 +363,7 @@ def compare(topology, cluster, names, params, seed, time_limit, output, fmt, pro
         if not dot or sched not in per_scheduler:
             raise UserError(f"--param: expected SCHEDULER.KEY=VALUE with SCHEDULER one of {', '.join(chosen)}, got {key!r}")
         per_scheduler[sched][param] = value
-    schedulers = [_scheduler(n, per_scheduler[n], seed, time_limit, profiling) for n in chosen]
+    schedulers = _schedulers(chosen, per_scheduler, seed, time_limit, profiling)
     records = []
     for sched in schedulers:
         with err_console.status(f"running {sched.name}..."):
@@ -383,13 +374,12 @@ def compare(topology, cluster, names, params, seed, time_limit, output, fmt, pro
     elif fmt == "csv":
         _emit(records_to_csv(records), output)
     else:
-        table = _table(records, TABLE_KEYS, title=f"{problem.topology.name} on {problem.cluster.name}")
+        table = summary_table(records, TABLE_KEYS, title=f"{problem.topology.name} on {problem.cluster.name}",
+                              footnote="message")
+        console = Console(file=io.StringIO(), width=200) if output else Console()
+        console.print(*table.fitted(console))
         if output:
-            console = Console(file=io.StringIO(), width=200)
-            console.print(table)
             _emit(console.file.getvalue(), output)
-        else:
-            Console().print(table)
         err_console.print(verdict, soft_wrap=True, markup=False, highlight=False)
 
 
@@ -417,7 +407,9 @@ def _recommend(problem: Problem, records: list[dict], objective: str, model, see
              ("throughput", gain.get("throughput_pct")), ("latency", gain.get("latency_pct"))) if value is not None]
     why = disagreement(records, decision.index, problem.n_tasks, problem.cluster.n_nodes)
     unlisted = reference not in records and recommend([best, reference], objective).index == 1
-    return (f"recommended: {best['scheduler']} ({decision.reason}); against {default}: {', '.join(parts) or 'n/a'}"
+    against = (f"{default} itself, Storm's default, is the best here" if best["scheduler"] == default
+               else f"against {default}: {', '.join(parts) or 'n/a'}")
+    return (f"recommended: {best['scheduler']} ({decision.reason}); {against}"
             + (f". {why}" if why else "")
             + (f". {default} (not listed) would do better on {objective}" if unlisted else ""))
 
@@ -449,12 +441,10 @@ def workload_microbench(layout, tasks, output):
 @click.option("-o", "--output", type=click.Path(dir_okay=False), required=True, help="YAML or JSON file to write.")
 def workload_lf(config, high, grouping, output):
     """An [LF] workload: a synthetic configuration of Table 3 or the page-view-count topology."""
-    if config == "page-view-count":
-        if high or grouping:
-            raise UserError("--high/--grouping: the page-view-count topology has fixed parallelism and groupings")
-        topo = lf_workloads.page_view_count()
-    else:
-        topo = lf_workloads.synthetic(config, high=high, grouping=grouping or "local_or_shuffle")
+    try:
+        topo = TOPOLOGIES["lf"].build(config, high, grouping or "local_or_shuffle")[0]
+    except ValueError as exc:
+        raise UserError(f"--high/--grouping: {exc}") from None
     write_document(topology_to_dict(topo), output)
     err_console.print(f"wrote {output}: {topo.n_tasks} tasks, {len(topo.operators)} operators")
 
@@ -481,18 +471,83 @@ def workload_nasiri(layout, compute, output, profiling_out, preset, met):
 
 
 @workload.command("cluster")
-@click.option("--preset", type=click.Choice(list(microbench.CLUSTER_PRESETS) + list(lf_workloads.CLUSTER_PRESETS)
-                                            + list(nasiri_workloads.CLUSTER_PRESETS)), required=True)
+@click.option("--preset", type=click.Choice(list(PRESETS)), default=None,
+              help="A named cluster (homogeneous 10 x 4; heterogeneous {6: 3, 4: 3, 2: 4}; lf-low 8 x 1 slot; lf-high "
+                   "8 x 10 slots; nasiri-small/medium/large: [N] Table 4; the testbed's 8high, 2high+4low, ...).")
+@click.option("--generator", type=click.Choice(list(CLUSTER_GENERATORS)), default=None,
+              help="A cluster generator of the catalogue instead (arguments as KEY=VALUE; `workload list` shows them).")
+@click.option("--topology", "topology_file", type=click.Path(), default=None,
+              help="The job a generator sizes the cluster to (synthetic, sized).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), required=True, help="YAML or JSON file to write.")
-def workload_cluster(preset, output):
-    """A cluster preset (homogeneous 10 x 4; heterogeneous {6: 3, 4: 3, 2: 4}; lf-low 8 x 1 slot; lf-high 8 x 10 slots;
-    nasiri-small/medium/large: [N] Table 4, 2/2/2, 10/10/10, 20/70/90 machines of types 1/2/3)."""
-    if preset in nasiri_workloads.CLUSTER_PRESETS:  # [N] Table 4: machine types 1/2/3, capacity 100 = MAC
-        cluster = nasiri_workloads.cluster(preset)
+@click.argument("args", nargs=-1)
+def workload_cluster(preset, generator, topology_file, output, args):
+    """A cluster preset, or a generated cluster (the sweep's and the demo's, by the same names)."""
+    if (preset is None) == (generator is None):
+        raise UserError("give exactly one of --preset and --generator")
+    if preset is not None:
+        if args:
+            raise UserError(f"--preset {preset}: takes no arguments, got {' '.join(args)}")
+        cluster = catalogue_preset(preset)
     else:
-        cluster = lf_workloads.cluster(preset) if preset in lf_workloads.CLUSTER_PRESETS else microbench.cluster(preset)
+        graph = build_task_graph(load_topology(topology_file)) if topology_file else None
+        cluster = _generate(CLUSTER_GENERATORS, generator, args, graph=graph)
     write_document(cluster_to_dict(cluster), output)
     err_console.print(f"wrote {output}: {cluster.n_nodes} nodes, capacity {cluster.capacities.sum():g}")
+
+
+@workload.command("topology")
+@click.argument("generator", type=click.Choice(list(TOPOLOGIES)))
+@click.argument("args", nargs=-1)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True, help="YAML or JSON file to write.")
+def workload_topology(generator, args, output):
+    """Any topology generator of the catalogue with its arguments as KEY=VALUE (`workload list`
+    shows them), e.g. `runtime layout=diamond mode=io`: the sweep's workloads by the same names."""
+    topo = _generate(TOPOLOGIES, generator, args)[0]
+    write_document(topology_to_dict(topo), output)
+    err_console.print(f"wrote {output}: {topo.n_tasks} tasks, {len(topo.operators)} operators")
+
+
+@workload.command("list")
+def workload_list():
+    """The catalogue: topology and cluster generators with their arguments, and the cluster presets."""
+    table = Table(box=box.SIMPLE_HEAD)
+    for col in ("kind", "name", "arguments (KEY=VALUE, \\[default])"):
+        table.add_column(col, overflow="fold")
+    for kind, gens in (("topology", TOPOLOGIES), ("cluster", CLUSTER_GENERATORS)):
+        for name, gen in gens.items():
+            table.add_row(kind, name, rich_escape(describe(gen)))
+    for name in PRESETS:
+        table.add_row("preset", name, "-")
+    Console().print(table)
+
+
+def _generate(generators: dict, name: str, args, **extra):
+    """``generators[name]`` built from ``KEY=VALUE`` strings, converted and checked by its :class:`Arg`\\s."""
+    gen = generators[name]
+    given = _parse_params(args)
+    unknown = sorted(set(given) - set(gen.args))
+    if unknown:
+        raise UserError(f"{name}: unknown argument {unknown[0]!r} (arguments: {describe(gen)})")
+    values = {}
+    for key, arg in gen.args.items():
+        if key not in given:
+            if arg.default is REQUIRED:
+                raise UserError(f"{name}: missing argument {key} (arguments: {describe(gen)})")
+            values[key] = arg.default
+            continue
+        try:
+            value = arg.kind(given[key]) if arg.kind is not bool else given[key].lower() in ("1", "true", "yes")
+        except ValueError:
+            raise UserError(f"{name}: {key}: cannot read {given[key]!r} as {arg.kind.__name__}") from None
+        if arg.choices and value not in arg.choices:
+            raise UserError(f"{name}: {key}: {value!r} is not one of {', '.join(map(str, arg.choices))}")
+        values[key] = value
+    if gen.needs_job and extra.get("graph") is None:
+        raise UserError(f"{name}: give --topology: this generator sizes the cluster to a job")
+    try:
+        return gen.build(**values, **extra)
+    except ValueError as exc:
+        raise UserError(f"{name}: {exc}") from None
 
 
 @workload.command("app")
@@ -924,7 +979,7 @@ def export(placement, target, topology, cluster, output):
 
 
 EXIT_CODES_HELP = ("Exit codes: 0 ok; 1 a bug in streamplace (traceback with --debug); 2 usage or input error; "
-                   "3 no feasible placement; 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).")
+                   "3 no placement (the status says why); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).")
 cli.help = f"{cli.help}\n\n{EXIT_CODES_HELP}"
 
 

@@ -2,7 +2,6 @@
 
 import itertools
 
-import numpy as np
 import pytest
 
 
@@ -32,3 +31,17 @@ def spark():
     session = start_session("local[2]", fast_start=True, shuffle_partitions=2, driver_memory="1g")
     yield session
     stop_session(session)
+
+
+@pytest.fixture
+def cli(capsys):
+    """Runs the command line in this process: ``cli(args)`` -> (exit code, stdout, stderr)."""
+    from streamplace.cli import main
+
+    def run(args):
+        with pytest.raises(SystemExit) as exit_info:
+            main([str(a) for a in args])
+            raise SystemExit(0)
+        out = capsys.readouterr()
+        return exit_info.value.code or 0, out.out, out.err
+    return run

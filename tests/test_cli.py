@@ -6,52 +6,43 @@ import sys
 
 import pytest
 
-from streamplace.cli import main
 
 SCHEDULE_KEYS = {"scheduler", "status", "inter_node_cost", "inter_worker_cost", "lower_bound", "seconds",
                  "nodes_used", "max_utilisation", "placement"}
 
 
-def run(args, capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        main(list(args))
-        raise SystemExit(0)
-    out = capsys.readouterr()
-    return exit_info.value.code or 0, out.out, out.err
-
-
 @pytest.fixture
-def files(tmp_path, capsys):
+def files(tmp_path, cli):
     topo, cluster = tmp_path / "t.yaml", tmp_path / "c.json"
-    assert run(["workload", "microbench", "--layout", "star", "--tasks", "12", "-o", str(topo)], capsys)[0] == 0
-    assert run(["workload", "cluster", "--preset", "heterogeneous", "-o", str(cluster)], capsys)[0] == 0
+    assert cli(["workload", "microbench", "--layout", "star", "--tasks", "12", "-o", str(topo)])[0] == 0
+    assert cli(["workload", "cluster", "--preset", "heterogeneous", "-o", str(cluster)])[0] == 0
     return topo, cluster
 
 
-def test_schedule_json_keys_and_evaluate_agree(files, tmp_path, capsys):
+def test_schedule_json_keys_and_evaluate_agree(files, tmp_path, cli):
     topo, cluster = files
     out_file = tmp_path / "p.json"
-    code, out, _ = run(["schedule", str(topo), str(cluster), "--scheduler", "even", "--format", "json", "-o", str(out_file)], capsys)
+    code, out, _ = cli(["schedule", str(topo), str(cluster), "--scheduler", "even", "--format", "json", "-o", str(out_file)])
     assert code == 0
     record = json.loads(out)
     assert SCHEDULE_KEYS <= record.keys()
     assert record["lower_bound"] is None and len(record["placement"]) == 12
-    code, out, _ = run(["evaluate", str(topo), str(cluster), str(out_file), "--format", "json"], capsys)
+    code, out, _ = cli(["evaluate", str(topo), str(cluster), str(out_file), "--format", "json"])
     assert code == 0
     evaluated = json.loads(out)
     assert evaluated["inter_node_cost"] == record["inter_node_cost"]
     assert evaluated["placement"] == record["placement"]
 
 
-def test_compare_json_and_csv(files, capsys):
+def test_compare_json_and_csv(files, cli):
     topo, cluster = files
-    code, out, _ = run(["compare", str(topo), str(cluster), "--schedulers", "even,optimal", "--time-limit", "5", "--format", "json"], capsys)
+    code, out, _ = cli(["compare", str(topo), str(cluster), "--schedulers", "even,optimal", "--time-limit", "5", "--format", "json"])
     assert code == 0
     records = json.loads(out)
     assert [r["scheduler"] for r in records] == ["even", "optimal"]
     assert all(SCHEDULE_KEYS <= r.keys() for r in records)
     assert records[1]["status"] == "optimal" and records[1]["inter_node_cost"] <= records[0]["inter_node_cost"]
-    code, out, _ = run(["compare", str(topo), str(cluster), "--schedulers", "even", "--format", "csv"], capsys)
+    code, out, _ = cli(["compare", str(topo), str(cluster), "--schedulers", "even", "--format", "csv"])
     header = out.splitlines()[0].split(",")
     assert code == 0 and "inter_node_cost" in header and "placement" not in header
 
@@ -73,35 +64,35 @@ BAD_TOPOLOGIES = {
 
 
 @pytest.mark.parametrize("name", sorted(BAD_TOPOLOGIES))
-def test_bad_topology_one_line_exit_2(name, files, tmp_path, capsys):
+def test_bad_topology_one_line_exit_2(name, files, tmp_path, cli):
     text, expected = BAD_TOPOLOGIES[name]
     bad = tmp_path / name
     bad.write_text(text)
-    code, out, err = run(["schedule", str(bad), str(files[1]), "--scheduler", "even"], capsys)
+    code, out, err = cli(["schedule", str(bad), str(files[1]), "--scheduler", "even"])
     assert code == 2
     assert err.strip() == f"streamplace: {bad}: {expected}" or err.startswith(f"streamplace: {bad}: {expected}")
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
-def test_bad_cluster_missing_file_and_unknown_scheduler(files, tmp_path, capsys):
+def test_bad_cluster_missing_file_and_unknown_scheduler(files, tmp_path, cli):
     topo, _ = files
     bad = tmp_path / "c.yaml"
     bad.write_text("name: c\nnodes: [{name: a, capacity: -3}]\n")
-    code, _, err = run(["schedule", str(topo), str(bad), "-s", "even"], capsys)
+    code, _, err = cli(["schedule", str(topo), str(bad), "-s", "even"])
     assert (code, err.strip()) == (2, f"streamplace: {bad}: nodes[0].capacity: must be >= 0, got -3")
-    code, _, err = run(["schedule", str(topo), str(tmp_path / "nope.yaml"), "-s", "even"], capsys)
+    code, _, err = cli(["schedule", str(topo), str(tmp_path / "nope.yaml"), "-s", "even"])
     assert (code, err.strip()) == (2, f"streamplace: {tmp_path / 'nope.yaml'}: file not found")
-    code, _, err = run(["schedule", str(topo), str(files[1]), "-s", "magic"], capsys)
+    code, _, err = cli(["schedule", str(topo), str(files[1]), "-s", "magic"])
     assert code == 2 and err.startswith("streamplace: unknown scheduler 'magic'")
-    code, _, err = run(["schedule", str(topo), str(files[1]), "-s", "even", "--param", "workers=lots"], capsys)
+    code, _, err = cli(["schedule", str(topo), str(files[1]), "-s", "even", "--param", "workers=lots"])
     assert code == 2 and "parameter workers: cannot read 'lots'" in err
 
 
-def test_bad_placement_file(files, tmp_path, capsys):
+def test_bad_placement_file(files, tmp_path, cli):
     topo, cluster = files
     bad = tmp_path / "p.json"
     bad.write_text(json.dumps({"centre[0]": {"node": "mars", "worker": 0}}))
-    code, _, err = run(["evaluate", str(topo), str(cluster), str(bad)], capsys)
+    code, _, err = cli(["evaluate", str(topo), str(cluster), str(bad)])
     assert (code, err.strip()) == (2, f"streamplace: {bad}: centre[0].node: unknown node 'mars'")
 
 
@@ -113,7 +104,7 @@ def test_console_script_runs_as_a_process(files):
     assert json.loads(proc.stdout)["scheduler"] == "even"
 
 
-def test_time_limit_reaches_ischeduler_theta(files, capsys):
+def test_time_limit_reaches_ischeduler_theta(files, cli):
     topo, cluster = files
-    code, out, _ = run(["schedule", str(topo), str(cluster), "-s", "ischeduler", "--time-limit", "0", "--format", "json"], capsys)
+    code, out, _ = cli(["schedule", str(topo), str(cluster), "-s", "ischeduler", "--time-limit", "0", "--format", "json"])
     assert code == 0 and json.loads(out)["params"]["theta"] == 0

@@ -67,7 +67,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,10 +87,12 @@ from ..model.profiling import Profiling, derive_profiling
 from ..model.specs import (atomic_write_text, cluster_to_dict, load_cluster, load_topology, topology_to_dict,
                            write_document)
 from ..profile import load_profile_graph
-from ..schedulers import Infeasible, available, make_scheduler
+from ..schedulers import NoPlacement, available, make_scheduler
 from ..schedulers.base import ScheduleResult
-from ..workloads import microbench, runtime
+from ..workloads import microbench
 from ..workloads.applications import APPLICATIONS, application, write_records
+from ..workloads.catalogue import sized_cluster
+from .display import BEST, MARKS, OVERLOADED, OWN_JOB, compact, legend, metric
 from .report import COST_REL_TOL, ordered, write_report
 from ..storm import StormError
 from .storm_step import run_storm_step, storm_summary
@@ -115,17 +116,9 @@ STEPS = ("data", "traffic", "profile", "applications", "micro-benchmarks", "stor
 
 
 def app_clusters(n_tasks: int) -> tuple[Cluster, Cluster]:
-    """The homogeneous and heterogeneous testbed clusters sized to a job of ``n_tasks`` (module docstring)."""
-    per_core = SLACK * n_tasks
-    homogeneous = _with_capacity(runtime.cluster(8, 0), {"high": math.ceil(per_core / 8)})
-    low = math.ceil(per_core / 12)
-    heterogeneous = _with_capacity(runtime.cluster(4, 4), {"high": 2 * low, "low": low})
-    return homogeneous, heterogeneous
-
-
-def _with_capacity(cluster: Cluster, capacity: dict[str, int]) -> Cluster:
-    return Cluster.build(cluster.name, [dataclasses.replace(n, capacity=float(capacity[n.machine_type]))
-                                        for n in cluster.nodes])
+    """The homogeneous and heterogeneous testbed clusters sized to a job of ``n_tasks`` (module
+    docstring): the catalogue's ``sized`` clusters with the demo's slack."""
+    return sized_cluster("homogeneous", n_tasks, SLACK), sized_cluster("heterogeneous", n_tasks, SLACK)
 
 
 def measured_cpu_per_tuple(topology: Topology, loads: pd.DataFrame) -> dict[str, float]:
@@ -333,7 +326,7 @@ def runner(name: str, instance: Instance, *, time_limit: float) -> Runner | str:
         try:
             profiling = measured_profiling(instance.problem.topology, instance.problem.cluster, instance.loads,
                                            f"<measured CPU of {instance.files['profile_dir']}>")
-        except (Infeasible, ValueError) as exc:
+        except (NoPlacement, ValueError) as exc:
             return str(exc)
         scheduler = dataclasses.replace(scheduler, profiling=profiling)
     return scheduler.schedule
@@ -370,20 +363,7 @@ def schedule_all(instances: list[Instance], out_dir: Path, steps: _Steps, run: D
 # ---------------------------------------------------------------------------- summary
 
 
-SUMMARY_ROWS = (("inter_node_cost", "inter-node", min), ("throughput", "throughput", max), ("seconds", "time", min))
-
-
-def _compact(value: float | None, key: str) -> str:
-    if value is None:
-        return "-"
-    if key == "seconds":
-        return f"{value:.2f}"
-    size = abs(value)
-    if size >= 1e6:
-        return f"{value / 1e6:.3g}M"
-    if size >= 1e4:
-        return f"{value / 1e3:.3g}k"
-    return f"{value:.0f}" if size >= 100 else f"{value:.3g}"
+SCOREBOARD_ROWS = (("inter_node_cost", min), ("throughput", max), ("seconds", min))   # each with what "best" is
 
 
 def _comparable(rec: dict, key: str) -> bool:
@@ -392,36 +372,36 @@ def _comparable(rec: dict, key: str) -> bool:
     return rec.get(key) is not None and rec.get("valid") is True and not (key == "inter_node_cost" and "parallelism" in rec)
 
 
-def summary_table(records: list[dict]) -> Table:
-    """Per workload x cluster: each scheduler's inter-node cost, predicted throughput and solve time; best marked."""
+def scoreboard(records: list[dict]) -> Table:
+    """Per workload x cluster, one column per scheduler: inter-node traffic, predicted throughput
+    and solve time, the best of each row marked (the product's marks, :mod:`.display`)."""
     names = ordered(rec["scheduler"] for rec in records)
-    table = Table(title="inter-node traffic (tuples/s), predicted throughput (tuples/s), solve time (s)",
-                  box=box.SIMPLE_HEAD, caption="* best (within capacity)   ! exceeds node capacity   "
-                                               "† own parallelism: another job, not compared   - no placement")
+    table = Table(title=", ".join(metric(key).label for key, _ in SCOREBOARD_ROWS), box=box.SIMPLE_HEAD,
+                  caption=legend(MARKS), caption_justify="left")
     for col in ("workload", "cluster", "metric", *names):
         table.add_column(col, justify="left" if col in ("workload", "cluster", "metric") else "right")
     by_instance: dict[tuple, dict[str, dict]] = {}
     for rec in records:
         by_instance.setdefault((rec["workload"], rec["cluster"]), {})[rec["scheduler"]] = rec
     for (workload, cluster), recs in by_instance.items():
-        for i, (key, label, pick) in enumerate(SUMMARY_ROWS):
+        for i, (key, pick) in enumerate(SCOREBOARD_ROWS):
             candidates = [r[key] for r in recs.values() if _comparable(r, key)]
             best = pick(candidates) if candidates else None
             cells = []
             for name in names:
                 rec = recs.get(name)
                 value = rec.get(key) if rec else None
-                text = _compact(value, key)
+                text = compact(value, key)
                 if value is not None and best is not None and _comparable(rec, key) and \
                         abs(value - best) <= COST_REL_TOL * max(1.0, abs(best)):
-                    text = f"[bold green]{text}*[/]"
+                    text = f"[{BEST.style}]{text}{BEST.symbol}[/]"
                 elif rec and value is not None and rec.get("valid") is False and key != "seconds":
-                    text += "!"
+                    text += OVERLOADED.symbol
                 if rec and key == "inter_node_cost" and "parallelism" in rec and value is not None:
-                    text += "†"
+                    text += OWN_JOB.symbol
                 cells.append(text)
-            table.add_row(workload if i == 0 else "", cluster if i == 0 else "", label, *cells,
-                          end_section=i == len(SUMMARY_ROWS) - 1)
+            table.add_row(workload if i == 0 else "", cluster if i == 0 else "", metric(key).short, *cells,
+                          end_section=i == len(SCOREBOARD_ROWS) - 1)
     return table
 
 
@@ -540,7 +520,7 @@ def run_demo(out_dir: Path, *, quick: bool = False, time_limit: float = 10.0, co
         "schedulers": available(), "applications": run.applications, "microbench_sizes": list(sizes.microbench),
         "skipped": run.skipped, "storm": run.storm,
     }, indent=1) + "\n")
-    _print_whole(console, summary_table(run.records))
+    _print_whole(console, scoreboard(run.records))
     where = ", ".join(f"{k} {v:.0f} s" for k, v in run.steps.items())
     console.print(f"{len(run.records)} results in {wall:.0f} s ({where}); {len(run.skipped)} runs skipped (reasons in "
                   f"run.json). Wrote {out_dir / 'report.html'}, PNGs, results.csv, results.json, run.json")

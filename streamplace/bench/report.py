@@ -49,85 +49,14 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import StrMethodFormatter
 from matplotlib.transforms import blended_transform_factory
-from rich import box
-from rich.markup import escape as rich_escape
-from rich.table import Table
 
 from .. import __version__
 from ..model.specs import atomic_write_bytes
+from ..schedulers.status import has_placement
+from .display import (NO_PLACEMENT, OVERLOADED, Metric, ReportTable, format_value, legend, metric,
+                      summary_table)
 
 # ---------------------------------------------------------------------------- metrics and labels
-
-
-@dataclass(frozen=True)
-class Metric:
-    """How a record key is named: ``short`` in table headers, ``long (unit)`` on plot axes."""
-
-    short: str
-    long: str
-    unit: str = ""
-
-    @property
-    def label(self) -> str:
-        return f"{self.long} ({self.unit})" if self.unit else self.long
-
-
-METRICS: dict[str, Metric] = {
-    "workload": Metric("workload", "workload"),
-    "layout": Metric("layout", "layout"),
-    "cluster": Metric("cluster", "cluster"),
-    "scheduler": Metric("scheduler", "scheduler"),
-    "status": Metric("status", "status"),
-    "seed": Metric("seed", "seed"),
-    "n_tasks": Metric("tasks", "tasks", "count"),
-    "inter_node_cost": Metric("inter-node", "inter-node traffic", "tuples/s"),
-    "inter_worker_cost": Metric("inter-worker", "inter-worker traffic within nodes", "tuples/s"),
-    "intra_worker_traffic": Metric("intra-worker", "intra-worker traffic", "tuples/s"),
-    "total_traffic": Metric("total traffic", "total traffic", "tuples/s"),
-    "lower_bound": Metric("bound", "lower bound on inter-node traffic", "tuples/s"),
-    "reference": Metric("optimum", "optimum inter-node traffic", "tuples/s"),
-    "gap": Metric("gap", "gap to optimum", "tuples/s"),
-    "gap_pct": Metric("gap", "gap to optimum", "%"),
-    "seconds": Metric("solve time", "solve time", "s"),
-    "nodes_used": Metric("nodes", "nodes used", "count"),
-    "max_utilisation": Metric("max util", "max node utilisation", "load / capacity"),
-    "imbalance": Metric("imbalance", "load imbalance", "max / mean"),
-    "overloaded_nodes": Metric("overloaded", "overloaded nodes"),
-    "network_distance": Metric("net distance", "network distance", "0 worker .. 3 rack"),
-    "cohesion": Metric("cohesion", "cohesion", "sum of closeness"),
-    "coupling": Metric("coupling", "coupling", "sum of closeness"),
-    "throughput": Metric("throughput", "throughput", "tuples/s"),
-    "bottleneck": Metric("bottleneck", "bottleneck"),
-    "latency_ms": Metric("latency", "end-to-end latency", "ms"),
-    "valid": Metric("valid", "within capacity"),
-}
-
-
-def metric(key: str) -> Metric:
-    """The naming of ``key`` (unknown keys get their own name and no unit)."""
-    return METRICS.get(key) or Metric(key, key.replace("_", " "))
-
-
-def format_value(value) -> str:
-    """A table cell: integers as such, 4 significant digits, thousands separators from 10^4."""
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, numbers.Integral):
-        return f"{value:,}"
-    if isinstance(value, numbers.Real):
-        value = float(value)
-        if not math.isfinite(value):
-            return str(value)
-        if abs(value) >= 1e4:
-            return f"{value:,.0f}"
-        return f"{value:.0f}" if value.is_integer() else f"{value:.4g}"
-    if isinstance(value, (list, tuple)):
-        return ", ".join(map(str, value)) or "-"
-    if isinstance(value, dict):
-        return ", ".join(f"{k}={format_value(v)}" for k, v in value.items()) or "-"
-    return str(value)
 
 
 def _number(value) -> float | None:
@@ -252,7 +181,7 @@ def _cells(records: Sequence[dict], keys: tuple[str, ...], value_key: str) -> di
         value = _number(rec.get(value_key))
         if value is not None:
             cell.values.append(value)
-            cell.invalid |= rec.get("valid") is False and rec.get("status") != "infeasible"
+            cell.invalid |= rec.get("valid") is False and has_placement(rec.get("status", "heuristic"))
     return cells
 
 
@@ -321,12 +250,12 @@ def _legend(fig: Figure, handles: list) -> None:
 def _marker_handles(invalid: bool, missing: bool, *, bars: bool) -> list:
     handles = []
     if invalid:
-        handles.append(Patch(facecolor="white", edgecolor="black", hatch=_INVALID_HATCH, label="exceeds capacity")
+        handles.append(Patch(facecolor="white", edgecolor="black", hatch=_INVALID_HATCH, label=OVERLOADED.meaning)
                        if bars else Line2D([], [], color="black", marker="o", markerfacecolor="white",
-                                           linestyle="none", label="exceeds capacity"))
+                                           linestyle="none", label=OVERLOADED.meaning))
     if missing:
         handles.append(Line2D([], [], marker="X", markerfacecolor="white", markeredgecolor="black", linestyle="none",
-                              label="no result (infeasible)"))
+                              label=NO_PLACEMENT.meaning))
     return handles
 
 
@@ -481,88 +410,11 @@ def write_png(fig: Figure, path: str | Path, *, dpi: int = DPI) -> bytes:
 
 # ---------------------------------------------------------------------------- tables
 
-SUMMARY_COLUMNS = ("workload", "cluster", "scheduler", "status", "inter_node_cost", "gap_pct", "lower_bound",
-                   "inter_worker_cost", "nodes_used", "max_utilisation", "throughput", "latency_ms", "seconds")
-
-
-@dataclass(frozen=True)
-class ReportTable:
-    """Formatted cells plus what renders them: ``rich()`` for the terminal, ``html()`` for pages.
-    ``marks`` flags rows ("infeasible" or "invalid") for styling."""
-
-    title: str
-    headers: tuple[Metric, ...]
-    rows: tuple[tuple[str, ...], ...]
-    numeric: tuple[bool, ...]
-    marks: tuple[str, ...] = ()
-    note: str = ""
-
-    def _marked_rows(self):
-        return zip(self.rows, self.marks or ("",) * len(self.rows))
-
-    def rich(self) -> Table:
-        table = Table(title=self.title or None, caption=self.note or None, box=box.SIMPLE_HEAD)
-        for head, num in zip(self.headers, self.numeric):
-            unit = f"\n[dim]{rich_escape(head.unit)}[/dim]" if head.unit else ""
-            table.add_column(rich_escape(head.short) + unit, justify="right" if num else "left")
-        for row, mark in self._marked_rows():
-            table.add_row(*map(rich_escape, row), style=_RICH_MARKS.get(mark))
-        return table
-
-    def html(self) -> str:
-        esc = html.escape
-        cls = [' class="num"' if num else "" for num in self.numeric]
-        head = "".join(f"<th{c}>{esc(h.short)}" + (f' <br><span class="unit">{esc(h.unit)}</span>' if h.unit else "") + "</th>"
-                       for h, c in zip(self.headers, cls))
-        body = "\n".join(
-            (f'<tr class="{esc(mark)}">' if mark else "<tr>") + "".join(f"<td{c}>{esc(v)}</td>" for v, c in zip(row, cls))
-            + "</tr>" for row, mark in self._marked_rows())
-        caption = f"<caption>{esc(self.title)}</caption>" if self.title else ""
-        note = f'<p class="note">{esc(self.note)}</p>' if self.note else ""
-        return f'<div class="table-wrap"><table>{caption}<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody></table></div>{note}'
-
-
-_RICH_MARKS = {"infeasible": "dim", "invalid": "yellow"}
-_MARKS_NOTE = {"invalid": "highlighted rows exceed node capacity", "infeasible": "dimmed rows have no placement (infeasible)"}
-
-
-def _mark(rec: dict) -> str:
-    if rec.get("status") == "infeasible":
-        return "infeasible"
-    return "invalid" if rec.get("valid") is False else ""
-
-
-def _is_numeric_column(values: list) -> bool:
-    present = [v for v in values if v is not None]
-    return bool(present) and all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in present)
-
-
-def _cell(rec: dict, key: str) -> str:
-    text = format_value(rec.get(key))
-    if key in ("gap", "gap_pct") and rec.get(key) is not None and rec.get("reference_proven") is False:
-        return "≤ " + text
-    return text
-
-
-def summary_table(records: Sequence[dict], columns: Sequence[str] = SUMMARY_COLUMNS, *, title: str = "") -> ReportTable:
-    """One row per record with ``columns`` (those no record has are left out). A gap measured
-    against a lower bound (no proven optimum) reads ``≤ x``: the true gap is at most x."""
-    keys = [k for k in columns if any(k in rec for rec in records)]
-    marks = tuple(_mark(rec) for rec in records)
-    notes = [text for mark, text in _MARKS_NOTE.items() if mark in marks]
-    if any(rec.get("reference_proven") is False for rec in records) and ("gap" in keys or "gap_pct" in keys):
-        notes.append("≤ gap: no proven optimum, measured against the best lower bound")
-    return ReportTable(title=title, headers=tuple(metric(k) for k in keys),
-                       rows=tuple(tuple(_cell(rec, k) for k in keys) for rec in records),
-                       numeric=tuple(_is_numeric_column([rec.get(k) for rec in records]) for k in keys),
-                       marks=marks, note="; ".join(notes))
-
-
 def pivot_table(records: Sequence[dict], key: str, *, rows: Sequence[str] = INSTANCE_KEYS, columns: str = "scheduler",
                 title: str | None = None) -> ReportTable:
     """``key`` with one row per distinct ``rows`` value and one column per ``columns`` value
-    (schedulers in display order); several records in a cell are averaged. A ``*`` marks
-    placements that exceed node capacity."""
+    (schedulers in display order); several records in a cell are averaged; placements that
+    exceed node capacity carry :data:`~.display.OVERLOADED`'s mark."""
     records = _check(records, key, columns, *rows)
     col_values = ordered(rec.get(columns) for rec in records)
     cells = _cells(records, (*rows, columns), key)
@@ -572,14 +424,15 @@ def pivot_table(records: Sequence[dict], key: str, *, rows: Sequence[str] = INST
         cell_text = []
         for cv in col_values:
             cell = cells.get((*rv, cv))
-            cell_text.append("-" if cell is None or not cell.values else format_value(cell.mean) + ("*" if cell.invalid else ""))
+            cell_text.append(NO_PLACEMENT.symbol if cell is None or not cell.values
+                             else format_value(cell.mean) + (OVERLOADED.symbol if cell.invalid else ""))
         body.append((*map(format_value, rv), *cell_text))
     any_invalid = any(c.invalid for c in cells.values())
     m = metric(key)
     return ReportTable(title=title if title is not None else m.label,
                        headers=(*map(metric, rows), *(Metric(str(cv), str(cv)) for cv in col_values)),
                        rows=tuple(body), numeric=(False,) * len(rows) + (True,) * len(col_values),
-                       note="* placement exceeds node capacity" if any_invalid else "")
+                       note=legend([OVERLOADED]) if any_invalid else "")
 
 
 # ---------------------------------------------------------------------------- HTML
@@ -617,8 +470,8 @@ th { background: #f2f2f2; position: sticky; top: 0; font-weight: 600; }
 th.num, td.num { text-align: right; }
 .unit { font-weight: 400; color: #666; font-size: 11px; }
 tbody tr:nth-child(even) { background: #fafafa; }
-tr.infeasible td { color: #8a8a8a; font-style: italic; }
-tr.invalid td { background: #fff3e0; }
+tr.none td { color: #8a8a8a; font-style: italic; }
+tr.overloaded td { background: #fff3e0; }
 .note { font-size: 12px; color: #555; margin: 2px 0 14px; }
 """
 

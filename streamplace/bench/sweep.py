@@ -32,12 +32,12 @@ in flight and never leaves half a part. ``DIR/results.csv`` is rewritten from al
 (also after an interruption). :func:`run_scenario` (top level, plain dicts in and out, so it pickles)
 builds the problem, schedules and evaluates it with :func:`~streamplace.evaluate.records.result_record`
 and returns one flat record: the scenario columns, the metric keys, ``status``, ``error`` (None, or
-one line: the exception, or ``infeasible: why``), ``seconds`` (the scheduler's time) and
+one line: the exception, or ``STATUS: why`` for a result without a placement), ``seconds`` (the scheduler's time) and
 ``scenario_seconds`` (building, scheduling and evaluating). Python workers keep a few built problems
 in memory, so the schedulers and seeds of one workload and cluster do not rebuild it.
 
 Rerun with ``retry_failed`` to run again the scenarios recorded with an exception (``status`` error;
-infeasible results are answers, not failures); readers keep the newest record of each id. Workers
+results without a placement are answers, not failures); readers keep the newest record of each id. Workers
 need the ``streamplace`` package; topology and cluster files are read on the driver and shipped with
 the scenarios, but file paths among scheduler parameters (``throughput``'s ``profiling``) are opened
 by the workers, so on a cluster they must exist on every machine.
@@ -72,92 +72,15 @@ from ..model.specs import (SpecError, atomic_write_bytes, atomic_write_text, clu
 from ..profile.spark import spark_session
 from ..schedulers import REGISTRY, ParameterError, available, make_scheduler
 from ..schedulers.base import MAX_TIME_LIMIT
-from ..workloads import fischer, microbench, nasiri, runtime
-from ..workloads import lf as lf_workloads
-from ..workloads.applications import APPLICATIONS, application
-from ..workloads.synthetic import synthetic_cluster, synthetic_topology
+from ..schedulers.status import has_placement
+from ..workloads.catalogue import CLUSTER_GENERATORS, PRESETS, REQUIRED, Arg, Generator, TOPOLOGIES
 
 MAX_SCENARIOS = 1_000_000
 PARTS = "parts"
 RESULTS_CSV = "results.csv"
 LOCK = ".sweep.lock"
-REQUIRED = object()
 
 
-# ---------------------------------------------------------------------- generators
-@dataclass(frozen=True)
-class Arg:
-    kind: type
-    choices: tuple = ()
-    default: Any = REQUIRED
-
-
-@dataclass(frozen=True)
-class Generator:
-    """``build(**args)``: a workload returns ``(Topology, TaskGraph | None)``; a cluster generator
-    also receives the workload's task ``graph``. ``label(args)`` names the result in the records;
-    ``layout(args)`` names its family (reports draw one line per family against the task count)."""
-
-    build: Callable
-    args: dict[str, Arg]
-    label: Callable[[dict], str]
-    layout: Callable[[dict], str] = lambda a: ""
-
-
-def _lf(config, high, grouping):
-    if config == "page-view-count":
-        if high or grouping != "local_or_shuffle":
-            raise ValueError("the page-view-count topology has fixed parallelism and groupings (no high, no grouping)")
-        return lf_workloads.page_view_count(), None
-    return lf_workloads.synthetic(config, high=high, grouping=grouping), None
-
-
-WORKLOADS: dict[str, Generator] = {
-    "microbench": Generator(lambda layout, tasks: (microbench.microbench(layout, tasks), None),
-                            {"layout": Arg(str, microbench.LAYOUTS), "tasks": Arg(int)},
-                            lambda a: f"{a['layout']}-{a['tasks']}", lambda a: a["layout"]),
-    "lf": Generator(_lf, {"config": Arg(str, (*lf_workloads.CONFIGS, "page-view-count")), "high": Arg(bool, default=False),
-                          "grouping": Arg(str, lf_workloads.SW_GROUPINGS, default="local_or_shuffle")},
-                    lambda a: a["config"] if a["config"] == "page-view-count" else
-                    f"sw-{a['config']}{'-high' if a['high'] else ''}{'-shuffle' if a['grouping'] == 'shuffle' else ''}",
-                    lambda a: a["config"] if a["config"] == "page-view-count" else f"sw-{a['config']}"),
-    "nasiri": Generator(lambda layout, compute: (nasiri.topology(layout, compute), None),
-                        {"layout": Arg(str, nasiri.LAYOUTS), "compute": Arg(str, nasiri.COMPUTE, default="mixed")},
-                        lambda a: f"nasiri-{a['layout']}-{a['compute']}", lambda a: f"nasiri-{a['layout']}"),
-    "runtime": Generator(lambda layout, mode: (runtime.microbench(layout, mode), None),
-                         {"layout": Arg(str, runtime.LAYOUTS), "mode": Arg(str, tuple(runtime.MODES))},
-                         lambda a: f"{a['layout']}-{a['mode']}", lambda a: f"runtime-{a['layout']}"),
-    "fischer": Generator(lambda topology, nodes: (fischer.topology(topology, nodes), None),
-                         {"topology": Arg(str, fischer.TOPOLOGIES), "nodes": Arg(int)},
-                         lambda a: f"{a['topology']}-{a['nodes']}", lambda a: a["topology"]),
-    "application": Generator(lambda name: (application(name).topology, None), {"name": Arg(str, tuple(APPLICATIONS))},
-                             lambda a: a["name"], lambda a: a["name"]),
-    "synthetic": Generator(lambda tasks, seed, jobs, fanout: synthetic_topology(tasks, seed=seed, jobs=jobs, fanout=fanout),
-                           {"tasks": Arg(int), "seed": Arg(int, default=0), "jobs": Arg(int, default=None),
-                            "fanout": Arg(int, default=3)},
-                           lambda a: f"synthetic-{a['tasks']}-s{a['seed']}", lambda a: "synthetic"),
-}
-
-CLUSTER_GENERATORS: dict[str, Generator] = {
-    "synthetic": Generator(lambda nodes, slack, seed, graph: synthetic_cluster(
-                               nodes, float(graph.loads.sum()), seed=seed, slack=slack,
-                               min_capacity=float(graph.loads.max(initial=0.0))),
-                           {"nodes": Arg(int), "slack": Arg(float, default=0.2), "seed": Arg(int, default=0)},
-                           lambda a: f"synthetic-{a['nodes']}-slack{a['slack']:g}-s{a['seed']}"),
-    "imacs": Generator(lambda nodes, graph: fischer.cluster(nodes), {"nodes": Arg(int)}, lambda a: f"imacs-{a['nodes']}"),
-    "testbed": Generator(lambda high, low, graph: runtime.cluster(high, low), {"high": Arg(int), "low": Arg(int, default=0)},
-                         lambda a: f"{a['high']}high" + (f"+{a['low']}low" if a["low"] else "")),
-}
-
-PRESETS: dict[str, Callable[[str], Cluster]] = {
-    **{name: microbench.cluster for name in microbench.CLUSTER_PRESETS},
-    **{name: lf_workloads.cluster for name in lf_workloads.CLUSTER_PRESETS},
-    **{name: nasiri.cluster for name in nasiri.CLUSTER_PRESETS},
-    **{name: runtime.named_cluster for name in runtime.CLUSTERS},
-}
-
-
-# ---------------------------------------------------------------------- grid -> scenarios
 def capacities_label(caps: dict[str, int]) -> str:
     """``cap-6x3+4x3+2x4`` for ``{6: 3, 4: 3, 2: 4}``."""
     return "cap-" + "+".join(f"{c}x{n}" for c, n in caps.items())
@@ -260,10 +183,10 @@ class _Grid:
                 topo = load_topology(path)
                 out.append((item, path.stem, {"file": str(path), "document": topology_to_dict(topo)}))
                 continue
-            name, raw = self.single(item, where, f"a topology file or one generator ({', '.join(WORKLOADS)}) with its arguments")
-            if name not in WORKLOADS:
-                self.fail(f"{where}.{name}", f"unknown workload generator (expected one of {', '.join(WORKLOADS)})")
-            gen = WORKLOADS[name]
+            name, raw = self.single(item, where, f"a topology file or one generator ({', '.join(TOPOLOGIES)}) with its arguments")
+            if name not in TOPOLOGIES:
+                self.fail(f"{where}.{name}", f"unknown workload generator (expected one of {', '.join(TOPOLOGIES)})")
+            gen = TOPOLOGIES[name]
             out += [(gen.label(a), gen.layout(a), {"generator": name, "args": a})
                     for a in self.expand_args(gen, raw, f"{where}.{name}")]
         return out
@@ -425,7 +348,7 @@ def _problem(key: str) -> Problem:
     if "document" in w_spec:
         topo, graph = topology_from_dict(w_spec["document"], w_spec["file"]), None
     else:
-        topo, graph = WORKLOADS[w_spec["generator"]].build(**w_spec["args"])
+        topo, graph = TOPOLOGIES[w_spec["generator"]].build(**w_spec["args"])
     graph = graph if graph is not None else build_task_graph(topo)
     return Problem.from_topology(topo, _build_cluster(c_spec, graph), graph=graph)
 
@@ -461,7 +384,7 @@ def run_scenario(scenario: dict) -> dict:
             row["params"] = canonical({**scenario["params"], sched.budget_param: getattr(sched, sched.budget_param)})
         record = result_record(sched.schedule(problem), include_placement=False)
         row.update({k: _plain(record.get(k)) for k in ("status", "message", "seconds", "lower_bound", "valid", *METRIC_KEYS)})
-        row["error"] = f"infeasible: {record['message']}" if record["status"] == "infeasible" else None
+        row["error"] = None if has_placement(record["status"]) else f"{record['status']}: {record['message']}"
     except Exception as exc:  # recorded, so one bad scenario never stops the sweep
         row.update(status="error", error=one_line(exc))
     row["scenario_seconds"] = time.perf_counter() - start
@@ -540,7 +463,7 @@ class SweepSummary:
     skipped: int
     ran: int
     failed: int
-    infeasible: int
+    no_placement: int   # results that are answers without a placement (infeasible, no_solution, ...)
     parts: list[str]
     errors: list[str]   # up to three "variant on workload@cluster: error" lines
     seconds: float
@@ -548,7 +471,7 @@ class SweepSummary:
 
     def describe(self) -> str:
         return (f"{self.total} scenarios: {self.skipped} already done, {self.ran} run in {self.seconds:.1f} s "
-                f"({self.failed} failed, {self.infeasible} infeasible), {len(self.parts)} new parts; wrote {self.csv}")
+                f"({self.failed} failed, {self.no_placement} without a placement), {len(self.parts)} new parts; wrote {self.csv}")
 
 
 class _BatchWatch:
@@ -599,7 +522,7 @@ class _Tally:
     done: int
     total: int
     failed: int = 0
-    infeasible: int = 0
+    no_placement: int = 0
     parts: list = field(default_factory=list)
     errors: list = field(default_factory=list)
 
@@ -608,7 +531,7 @@ class _Tally:
         self.done += len(records)
         for rec in records:
             self.failed += rec["status"] == "error"
-            self.infeasible += rec["status"] == "infeasible"
+            self.no_placement += rec["status"] != "error" and not has_placement(rec["status"])
             if rec["status"] == "error" and len(self.errors) < 3:
                 self.errors.append(f"{rec['variant']} on {rec['workload']}@{rec['cluster']}: {rec['error']}")
 
@@ -714,7 +637,7 @@ def _run_locked(scenarios, out_dir: Path, spark_master, batch_size, retry_failed
     finally:
         csv = write_csv(out_dir)
     return SweepSummary(total=tally.total, skipped=skipped, ran=tally.done - skipped,
-                        failed=tally.failed, infeasible=tally.infeasible, parts=tally.parts, errors=tally.errors,
+                        failed=tally.failed, no_placement=tally.no_placement, parts=tally.parts, errors=tally.errors,
                         seconds=time.perf_counter() - start, csv=str(csv))
 
 

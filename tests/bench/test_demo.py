@@ -15,7 +15,7 @@ import pytest
 from rich.console import Console
 
 from streamplace.bench.demo import (QUICK, STEPS, app_clusters, measured_cpu_per_tuple, measured_profiling,
-                                    run_demo, summary_table)
+                                    run_demo, scoreboard)
 from streamplace.cli import main
 from streamplace.evaluate.records import METRIC_KEYS, evaluation_record
 from streamplace.model import Operator, Problem, Stream, Topology
@@ -206,15 +206,15 @@ def _rec(scheduler, cost, thr, seconds, *, valid=True, **extra):
             "seconds": seconds, "valid": valid, **extra}
 
 
-def test_summary_marks_the_best_within_capacity_of_the_same_job():
+def test_scoreboard_marks_the_best_within_capacity_of_the_same_job():
     records = [_rec("even", 10.0, 2e6, 0.5), _rec("lf", 4.0, 3e6, 0.1, valid=False),
                _rec("t3", 6.0, 1e6, 0.2), _rec("throughput", 2.0, 2.5e6, 0.3, parallelism={"a": 3}),
                _rec("optimal", 6.0, 1.5e6, 1.0), _rec("online", None, None, 0.01, valid=False)]
     console = Console(file=io.StringIO(), width=250, color_system=None)
-    console.print(summary_table(records))
+    console.print(scoreboard(records))
     lines = console.file.getvalue().splitlines()
     row = {label: line.split() for line in lines for label in ("inter-node", "throughput", "time")
-           if label in line.split()}
+           if label in line.split()}   # the rows: inter-node, throughput, solve time
     cost, thr, time = (row[k][row[k].index(k) + 1:] for k in ("inter-node", "throughput", "time"))
     # columns in the report's scheduler order: even, online, t3, throughput, lf, optimal
     assert cost == ["10", "-", "6*", "2†", "4!", "6*"]       # lf over capacity, throughput another job: not best

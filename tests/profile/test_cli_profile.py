@@ -10,14 +10,6 @@ from streamplace.cli import main
 from streamplace.model.specs import load_cluster, load_topology
 
 
-def run(args, capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        main([str(a) for a in args])
-        raise SystemExit(0)
-    out = capsys.readouterr()
-    return exit_info.value.code or 0, out.out, out.err
-
-
 @pytest.fixture(scope="module")
 def chain(spark, tmp_path_factory):
     """workload app -> traffic -> profile, once for the module (uses the session's Spark)."""
@@ -51,10 +43,10 @@ def test_chain_writes_records_monitoring_and_profile(chain):
     assert edges[edges["src_task"].str.startswith("A[")]["tuples_per_s"].sum() == pytest.approx(a_to_b["tuples"].sum() / span)
 
 
-def test_schedule_evaluate_compare_use_the_profile_weights(chain, capsys):
+def test_schedule_evaluate_compare_use_the_profile_weights(chain, cli):
     topo_path, cluster_path, prof = chain / "app" / "topology.yaml", chain / "app" / "cluster.yaml", chain / "profile"
     placement = chain / "placement.json"
-    code, out, _ = run(["schedule", topo_path, cluster_path, "-s", "even", "--profile", prof, "--format", "json", "-o", placement], capsys)
+    code, out, _ = cli(["schedule", topo_path, cluster_path, "-s", "even", "--profile", prof, "--format", "json", "-o", placement])
     assert code == 0
     record = json.loads(out)
     topo, cluster = load_topology(topo_path), load_cluster(cluster_path)
@@ -66,16 +58,16 @@ def test_schedule_evaluate_compare_use_the_profile_weights(chain, capsys):
         pairs[key] = pairs.get(key, 0.0) + row.tuples_per_s
     expected = sum(w for (u, v), w in pairs.items() if node[u] != node[v])
     assert record["inter_node_cost"] == pytest.approx(expected, rel=1e-9)
-    code, out, _ = run(["evaluate", topo_path, cluster_path, placement, "--profile", prof, "--format", "json"], capsys)
+    code, out, _ = cli(["evaluate", topo_path, cluster_path, placement, "--profile", prof, "--format", "json"])
     assert code == 0 and json.loads(out)["inter_node_cost"] == pytest.approx(expected, rel=1e-9)
-    code, out, _ = run(["compare", topo_path, cluster_path, "--schedulers", "even", "--profile", prof, "--format", "json"], capsys)
+    code, out, _ = cli(["compare", topo_path, cluster_path, "--schedulers", "even", "--profile", prof, "--format", "json"])
     assert code == 0 and json.loads(out)[0]["inter_node_cost"] == pytest.approx(expected, rel=1e-9)
-    code, out, _ = run(["evaluate", topo_path, cluster_path, placement, "--format", "json"], capsys)
+    code, out, _ = cli(["evaluate", topo_path, cluster_path, placement, "--format", "json"])
     assert code == 0 and json.loads(out)["inter_node_cost"] != pytest.approx(expected, rel=1e-3)  # analytic weights differ
     assert np.isfinite(expected) and topo.n_tasks == 19
 
 
-def test_bad_inputs_one_line_exit_2(chain, tmp_path, capsys):
+def test_bad_inputs_one_line_exit_2(chain, tmp_path, cli):
     topo = chain / "app" / "topology.yaml"
     header = "window_start,window_seconds,src_task,dst_task,tuples,bytes\n"
     empty, wrong, other = tmp_path / "empty.jsonl", tmp_path / "wrong.csv", tmp_path / "other.csv"
@@ -95,34 +87,34 @@ def test_bad_inputs_one_line_exit_2(chain, tmp_path, capsys):
                "(first 'spout[0]'; its tasks are A[0] .. D[0]): records and topology do not match",
     }
     for path, expected in cases.items():
-        code, _, err = run(["profile", "--topology", topo, "--traffic", path, "-o", tmp_path / "p"], capsys)
+        code, _, err = cli(["profile", "--topology", topo, "--traffic", path, "-o", tmp_path / "p"])
         assert (code, err.strip()) == (2, expected)
         assert "Traceback" not in err
     assert not (tmp_path / "p").exists()
-    code, _, err = run(["profile", "--topology", topo, "--traffic", chain / "mon" / "traffic.csv", "--from", "soon", "-o", tmp_path / "p"], capsys)
+    code, _, err = cli(["profile", "--topology", topo, "--traffic", chain / "mon" / "traffic.csv", "--from", "soon", "-o", tmp_path / "p"])
     assert (code, err.strip()) == (2, "streamplace: --from: expected epoch seconds or an ISO-8601 timestamp, got 'soon'")
-    code, _, err = run(["schedule", topo, chain / "app" / "cluster.yaml", "-s", "even", "--profile", tmp_path / "none"], capsys)
+    code, _, err = cli(["schedule", topo, chain / "app" / "cluster.yaml", "-s", "even", "--profile", tmp_path / "none"])
     assert (code, err.strip()) == (2, f"streamplace: {tmp_path / 'none'}: profile directory not found")
     records = chain / "app" / "records.jsonl"  # tweets: no 'page' field for the page-view application
-    code, _, err = run(["traffic", "--app", "page-view", "--records", records, "-o", tmp_path / "m"], capsys)
+    code, _, err = cli(["traffic", "--app", "page-view", "--records", records, "-o", tmp_path / "m"])
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert err.startswith(f"streamplace: {records}: page: operator 'view' cannot compute field 'page': [UNRESOLVED_COLUMN")
-    code, _, err = run(["traffic", "--records", records, "--topology", topo, "-o", tmp_path / "m"], capsys)
+    code, _, err = cli(["traffic", "--records", records, "--topology", topo, "-o", tmp_path / "m"])
     assert (code, err.strip()) == (2, f"streamplace: {records}: topic: stream A -> B groups by field 'topic', which the tuples "
                                       "of 'A' do not have (they have text, ts, tweet_id, user_id)")
 
 
-def test_traffic_with_a_placement_keeps_local_or_shuffle_in_the_worker(spark, tmp_path, capsys, monkeypatch):
+def test_traffic_with_a_placement_keeps_local_or_shuffle_in_the_worker(spark, tmp_path, cli, monkeypatch):
     monkeypatch.delenv("STREAMPLACE_SPARK_MASTER", raising=False)
     app = tmp_path / "pv"
-    assert run(["workload", "app", "--name", "page-view", "--records", "2000", "-o", app], capsys)[0] == 0
+    assert cli(["workload", "app", "--name", "page-view", "--records", "2000", "-o", app])[0] == 0
     cluster = load_cluster(app / "cluster.yaml")
     # source[i] and view[i] share worker 0 of node i; count[i] and sink[i] share worker 1 of node i.
     placement = {f"{op}[{i}]": {"node": cluster.nodes[i].name, "worker": 0 if op in ("source", "view") else 1}
                  for op in ("source", "view", "count", "sink") for i in range(4)}
     (tmp_path / "placement.json").write_text(json.dumps(placement))
-    code, _, err = run(["traffic", "--app", "page-view", "--records", app / "records.parquet", "--cluster", app / "cluster.yaml",
-                        "--placement", tmp_path / "placement.json", "-o", tmp_path / "mon"], capsys)
+    code, _, err = cli(["traffic", "--app", "page-view", "--records", app / "records.parquet", "--cluster", app / "cluster.yaml",
+                        "--placement", tmp_path / "placement.json", "-o", tmp_path / "mon"])
     assert code == 0, err
     traffic = pd.read_parquet(tmp_path / "mon" / "traffic.parquet")
     pairs = traffic.groupby(["src_task", "dst_task"])["tuples"].sum()
@@ -131,6 +123,6 @@ def test_traffic_with_a_placement_keeps_local_or_shuffle_in_the_worker(spark, tm
     assert sorted(s for s, _ in local if s.startswith("source")) == [f"source[{i}]" for i in range(4)]
     assert len(local) > 4  # counts with traffic (3 pages hash to at most 3 of them) pass it on locally too
     assert pairs[[p for p in pairs.index if p[0].startswith("source")]].sum() == 2000
-    code, _, err = run(["traffic", "--app", "page-view", "--records", app / "records.parquet", "--placement",
-                        tmp_path / "placement.json", "-o", tmp_path / "m2"], capsys)
+    code, _, err = cli(["traffic", "--app", "page-view", "--records", app / "records.parquet", "--placement",
+                        tmp_path / "placement.json", "-o", tmp_path / "m2"])
     assert (code, err.strip()) == (2, "streamplace: --cluster/--placement: give both or neither")

@@ -2,7 +2,6 @@ import json
 
 import pytest
 
-from streamplace.cli import main
 from streamplace.model.profiling import load_profiling
 from streamplace.model.specs import load_cluster, load_topology
 from streamplace.workloads import nasiri
@@ -42,43 +41,32 @@ def test_table3_profile_in_seconds_and_table4_clusters():
         nasiri.cluster("nasiri-huge")
 
 
-def run(args, capsys):
-    """``(exit code, stdout, stderr)`` of the CLI."""
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code or 0
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def test_cli_writes_workload_and_schedules_with_profiling(tmp_path, capsys):
+def test_cli_writes_workload_and_schedules_with_profiling(tmp_path, cli):
     topo, prof, cluster = tmp_path / "star.yaml", tmp_path / "prof.json", tmp_path / "small.yaml"
-    code, _, err = run(["workload", "nasiri", "--layout", "star", "--compute", "mixed", "-o", str(topo),
-                        "--profiling-out", str(prof), "--met", "2"], capsys)
+    code, _, err = cli(["workload", "nasiri", "--layout", "star", "--compute", "mixed", "-o", str(topo),
+                        "--profiling-out", str(prof), "--met", "2"])
     assert code == 0 and "wrote" in err
-    assert run(["workload", "cluster", "--preset", "nasiri-small", "-o", str(cluster)], capsys)[0] == 0
+    assert cli(["workload", "cluster", "--preset", "nasiri-small", "-o", str(cluster)])[0] == 0
     assert load_topology(topo).n_tasks == 5 and load_profiling(prof).met_default == 2.0
     assert [n.machine_type for n in load_cluster(cluster).nodes].count("machine3") == 2
-    code, out, _ = run(["schedule", str(topo), str(cluster), "-s", "throughput", "--profiling", str(prof),
-                        "-p", "max_batch=50", "--format", "json"], capsys)
+    code, out, _ = cli(["schedule", str(topo), str(cluster), "-s", "throughput", "--profiling", str(prof),
+                        "-p", "max_batch=50", "--format", "json"])
     record = json.loads(out)
     assert code == 0 and record["valid"] and record["max_utilisation"] <= 1.0
     assert record["parallelism"] == record["details"]["parallelism"]
     assert len(record["placement"]) == sum(record["parallelism"].values())
-    code, out, _ = run(["schedule", str(topo), str(cluster), "-s", "even", "--format", "json"], capsys)
+    code, out, _ = cli(["schedule", str(topo), str(cluster), "-s", "even", "--format", "json"])
     assert code == 0 and "parallelism" not in json.loads(out)
-    code, out, _ = run(["compare", str(topo), str(cluster), "--schedulers", "even,throughput", "--profiling", str(prof),
-                        "--format", "json"], capsys)
+    code, out, _ = cli(["compare", str(topo), str(cluster), "--schedulers", "even,throughput", "--profiling", str(prof),
+                        "--format", "json"])
     records = json.loads(out)
     assert code == 0 and records[1]["status"] == "heuristic" and records[1]["params"]["profiling"] == str(prof)
 
 
-def test_cli_bad_profiling_is_one_line(tmp_path, capsys):
+def test_cli_bad_profiling_is_one_line(tmp_path, cli):
     topo, prof, cluster = tmp_path / "l.yaml", tmp_path / "bad.yaml", tmp_path / "c.yaml"
-    run(["workload", "nasiri", "--layout", "linear", "-o", str(topo)], capsys)
-    run(["workload", "cluster", "--preset", "nasiri-small", "-o", str(cluster)], capsys)
+    cli(["workload", "nasiri", "--layout", "linear", "-o", str(topo)])
+    cli(["workload", "cluster", "--preset", "nasiri-small", "-o", str(cluster)])
     prof.write_text("machine_types: [{name: machine1}]\ne: {lowCompute: {machine1: -1}}\n")
-    code, _, err = run(["schedule", str(topo), str(cluster), "-s", "throughput", "--profiling", str(prof)], capsys)
+    code, _, err = cli(["schedule", str(topo), str(cluster), "-s", "throughput", "--profiling", str(prof)])
     assert code == 2 and err.strip() == f"streamplace: {prof}: e.lowCompute.machine1: must be >= 0, got -1"

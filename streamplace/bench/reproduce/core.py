@@ -188,10 +188,6 @@ def pct(ratio: float) -> float:
     return 100.0 * (ratio - 1.0)
 
 
-def fmt_pct(value: float | None) -> str:
-    return "-" if value is None or not math.isfinite(value) else f"{value:+.0f} %"
-
-
 def gain_verdict(ours: float | None, paper: float, *, tolerance: float = TOLERANCE_PP) -> str:
     """Verdict for a gain in percent (``paper`` 0 means "similar": ours within +-SIMILAR_PCT)."""
     if ours is None or not math.isfinite(ours):

@@ -13,7 +13,8 @@ from ...schedulers import make_scheduler
 from ...workloads import lf
 from .. import report
 from ..report import Section, pivot_table, plot_metric_by_scheduler
-from .core import Check, Run, fmt_pct
+from ..display import format_pct
+from .core import Check, Run
 from .reported import LF
 
 EXPERIMENT = "cohesion-coupling"
@@ -60,7 +61,7 @@ def checks(recs: list[dict]) -> list[Check]:
         ours = r["coupling_gain_pct"]
         verdict = "agree" if abs(ours - coupling.value) <= TOLERANCE_PP else "disagree"
         out.append(Check("lf", EXPERIMENT, f"L/F coupling change against even, {r['workload']} on {r['cluster']}",
-                         coupling.source, f"{coupling.value:+.2f} %", fmt_pct(ours) if ours else "+0.00 %", verdict,
+                         coupling.source, f"{coupling.value:+.2f} %", format_pct(ours) if ours else "+0.00 %", verdict,
                          "" if verdict == "agree" else
                          f"L/F's coupling ({r['coupling']:g}) differs from even's: the two place an operator's tasks "
                          f"over a different number of workers here", tolerance=f"+-{TOLERANCE_PP:g} pp"))

@@ -14,7 +14,8 @@ import json
 from pathlib import Path
 
 from ...workloads import runtime
-from .core import Check, fmt_pct, pct, ratio
+from ..display import format_pct
+from .core import Check, pct, ratio
 from .testbed import ABOVE, NAMES, TABLES, _spec_text, _verdict, display_name
 
 READING = "measured on the Storm testbed: mean bolt tuples executed/s over runs, spouts saturated"
@@ -47,7 +48,7 @@ def _check(paper: str, exp_kind: str, claim: str, rep, value, stats: dict, exper
         gain = pct(r) if r is not None else None
     why = f"{NAMES[paper]} {_figure(mine)}, {display_name(base)} {_figure(theirs)}"
     verdict = _verdict(gain, value)
-    return Check(paper, exp_kind, claim, rep.source, _spec_text(value), fmt_pct(gain), verdict,
+    return Check(paper, exp_kind, claim, rep.source, _spec_text(value), format_pct(gain), verdict,
                  why if verdict != "not_run" else "", reading=READING)
 
 

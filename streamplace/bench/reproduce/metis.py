@@ -31,7 +31,8 @@ from ...schedulers import make_scheduler
 from ...workloads import fischer
 from .. import report
 from ..report import Section, pivot_table, plot_lines
-from .core import Check, Run, exact_verdict, fmt_pct, gain_verdict, ols, pct, ratio, relaxed, tolerance_text
+from ..display import format_pct
+from .core import Check, Run, exact_verdict, gain_verdict, ols, pct, ratio, relaxed, tolerance_text
 from .reported import METIS
 
 EXPERIMENT = "traffic-throughput"
@@ -209,9 +210,9 @@ def checks(recs: list[dict]) -> list[Check]:
             tol = spread_tolerance(topo, a, b)
             verdict = gain_verdict(ours, value, tolerance=tol)
             out.append(Check("metis", EXPERIMENT, f"{NAMES[a]} vs {NAMES[b]} throughput, {topo} (mean over sizes)",
-                             rep.source, f"{value:+g} %", fmt_pct(ours), verdict,
+                             rep.source, f"{value:+g} %", format_pct(ours), verdict,
                              (why.get(_topic(topo, (a, b))) or _traffic_why(recs, topo, a, b)) if verdict != "agree" else "",
-                             alt=fmt_pct(plain), alt_verdict=gain_verdict(plain, value, tolerance=tol),
+                             alt=format_pct(plain), alt_verdict=gain_verdict(plain, value, tolerance=tol),
                              tolerance=f"{tolerance_text(value, tol)} ([F] Table I: larger average min-max spread of "
                                        f"{NAMES[a]} and {NAMES[b]} on {topo})",
                              reading="with Storm's acking where [F] ran it (sustainable spout rate)"))
@@ -221,12 +222,12 @@ def checks(recs: list[dict]) -> list[Check]:
         ours = _mean(red.get((topo, p, "metis")) for p in sizes)
         verdict = gain_verdict(ours, value)
         out.append(Check("metis", EXPERIMENT, f"Metis network-load reduction vs Default, {topo} (mean)", rep.source,
-                         f"{value:g} %", fmt_pct(ours).lstrip("+"), verdict, why["network"] if verdict != "agree" else ""))
+                         f"{value:g} %", format_pct(ours).lstrip("+"), verdict, why["network"] if verdict != "agree" else ""))
     rep = METIS["network/metis-vs-even-max"]
     ours = red.get(("payload", 10, "metis"))
     verdict = gain_verdict(ours, rep.value["payload-10"])
     out.append(Check("metis", EXPERIMENT, "Metis network-load reduction, payload on 10 nodes (the paper's largest)",
-                     rep.source, "88 %", fmt_pct(ours).lstrip("+"), verdict, why["payload"] if verdict != "agree" else ""))
+                     rep.source, "88 %", format_pct(ours).lstrip("+"), verdict, why["payload"] if verdict != "agree" else ""))
     rep = METIS["network/online-vs-even-best"]
     greedy = {t: _mean(red.get((t, p, "online")) for p in sizes) for t in topologies}
     best = max((t for t in greedy if greedy[t] is not None), key=greedy.get, default=None)

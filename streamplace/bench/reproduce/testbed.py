@@ -37,8 +37,8 @@ from ...schedulers import make_scheduler
 from ...workloads import runtime
 from .. import report
 from ..report import Section, pivot_table, plot_metric_by_scheduler
-from .core import (OLS_RELAX_WHY, Check, Run, fmt_pct, gain_verdict, ols, pct, range_verdict, ratio, relaxed,
-                   tolerance_text, verdict_text)
+from ..display import format_pct
+from .core import (OLS_RELAX_WHY, Check, Run, gain_verdict, ols, pct, range_verdict, ratio, relaxed, tolerance_text, verdict_text)
 from .reported import ISCHEDULER, T3
 
 TABLES = {"ischeduler": ISCHEDULER, "t3": T3}
@@ -167,8 +167,8 @@ def _check(paper, exp, claim, rep, value, gains, contrast: str = "", relaxed_ols
         notes.append(OLS_RELAX_WHY)
     if verdict in ("direction", "disagree") and not contrast:
         notes.append("the placements' predicted figures differ in the other direction or size (see the tables)")
-    return Check(paper, exp, claim, rep.source, _spec_text(value), fmt_pct(ours), verdict, " ".join(notes),
-                 alt=fmt_pct(alt), alt_verdict=_verdict(alt, value), tolerance=tolerance_text(value),
+    return Check(paper, exp, claim, rep.source, _spec_text(value), format_pct(ours), verdict, " ".join(notes),
+                 alt=format_pct(alt), alt_verdict=_verdict(alt, value), tolerance=tolerance_text(value),
                  reading=reading, alt_reading=alt_reading)
 
 
@@ -220,8 +220,8 @@ def _app_checks(paper: str, look: _Lookup) -> list[Check]:
     if look.relaxed("smart-home", "smart-home", hom, "online", f"online ({k} nodes)"):
         why.append(OLS_RELAX_WHY)
     out.append(Check(paper, "smart-home", f"OLS on {k} nodes: above OLS on 8, below {me}", table["smart-home/homogeneous"].source,
-                     "above OLS, below the others", f"vs OLS {fmt_pct(few_lat)}, {me} vs it {fmt_pct(mine_lat)}",
-                     verdict, " ".join(why), alt=f"vs OLS {fmt_pct(few)}, {me} vs it {fmt_pct(mine)}",
+                     "above OLS, below the others", f"vs OLS {format_pct(few_lat)}, {me} vs it {format_pct(mine_lat)}",
+                     verdict, " ".join(why), alt=f"vs OLS {format_pct(few)}, {me} vs it {format_pct(mine)}",
                      alt_verdict=_both_above(few, mine), tolerance="sign only (the paper gives no number)",
                      reading=OPERATING_POINT, alt_reading=SATURATED))
     return out

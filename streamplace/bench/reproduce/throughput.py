@@ -23,7 +23,8 @@ from ...schedulers.throughput import Prediction, predict
 from ...workloads import nasiri
 from .. import report
 from ..report import Section, pivot_table, plot_metric_by_scheduler, summary_table
-from .core import Check, Run, fmt_pct, pct, range_verdict, tolerance_text
+from ..display import format_pct
+from .core import Check, Run, pct, range_verdict, tolerance_text
 from .reported import THROUGHPUT
 
 EXPERIMENT = "table4"
@@ -107,7 +108,7 @@ def checks(recs: list[dict]) -> list[Check]:
                     a, b = by.get((variant, preset, layout, "throughput")), by.get((variant, preset, layout, "even"))
                     gains.append(pct(a[metric] / b[metric]) if a and b and b[metric] else None)
                 low, high = rep.value[preset]
-                text = ", ".join(f"{lay} {fmt_pct(g)}" for lay, g in zip(nasiri.LAYOUTS, gains))
+                text = ", ".join(f"{lay} {format_pct(g)}" for lay, g in zip(nasiri.LAYOUTS, gains))
                 what = "throughput" if metric == "n_throughput" else "weighted utilisation"
                 verdict = range_verdict(gains, low, high)
                 out.append(Check("throughput", EXPERIMENT, f"{what} gain over even on {preset} ({variant})", rep.source,
