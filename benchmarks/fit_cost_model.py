@@ -20,7 +20,7 @@ from pathlib import Path
 
 from streamplace.bench import campaign
 from streamplace.evaluate.fit import FITTED, cases_from_runs, fit, scores
-from streamplace.evaluate.performance import CostModel
+from streamplace.model.performance import CostModel
 from streamplace.model import Problem
 from streamplace.workloads import runtime
 

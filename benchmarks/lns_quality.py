@@ -12,11 +12,15 @@ Parts (``--parts``, default all):
   where lns is above that best.
 * ``large``: 10^5 tasks on 10^3 nodes and 10^6 on 10^4 with lns at ``--large-limit`` (60 s)
   against metis on the same graph.
+* ``throughput``: lns with ``objective=throughput`` at ``--time-limit`` against the highest
+  predicted throughput (default cost model) of every other scheduler (the above and lf) among
+  their placements within capacity, on the runtime-size micro-benchmarks (I/O and CPU, 2 high +
+  4 low nodes), [LF]'s synthetic chains (both clusters) and the demo's applications.
 
 Costs are deterministic for a seed except where a time limit cuts a search; the times are one run
 each on whatever the machine is doing: read them as orders of magnitude.
 
-    python benchmarks/lns_quality.py [--parts micro,apps,fischer,random,large] [--jsonl FILE]
+    python benchmarks/lns_quality.py [--parts micro,apps,fischer,random,large,throughput] [--jsonl FILE]
 """
 
 from __future__ import annotations
@@ -31,13 +35,14 @@ from streamplace.bench.demo import app_clusters
 from streamplace.evaluate.metrics import inter_node_cost
 from streamplace.model import Problem
 from streamplace.schedulers import make_scheduler
-from streamplace.workloads import fischer, microbench
+from streamplace.model.performance import predict
+from streamplace.workloads import fischer, lf, microbench, runtime
 from streamplace.workloads.applications import APPLICATIONS, application
 from streamplace.workloads.synthetic import synthetic_problem
 
 OTHERS = (("even", {}), ("online", {"relax_gamma": True}), ("rstorm", {}), ("metis", {}), ("t3", {}),
           ("ischeduler", {"theta": 1.0}), ("optimal", {"time_limit": 10.0}))
-PARTS = ("micro", "apps", "fischer", "random", "large")
+PARTS = ("micro", "apps", "fischer", "random", "large", "throughput")
 
 
 def run(name: str, params: dict, problem: Problem) -> tuple[float | None, float, str]:
@@ -115,6 +120,43 @@ def large(args, emit) -> None:
               f"{status}): {change:+.1%} against metis", flush=True)
 
 
+def throughput_instances():
+    for layout in ("linear", "diamond", "star"):
+        for mode in ("io", "cpu"):
+            yield f"runtime-{layout}-{mode}", Problem.from_topology(runtime.microbench(layout, mode), runtime.cluster(2, 4))
+    for config in lf.CONFIGS:
+        for high, preset in ((False, "lf-low"), (True, "lf-high")):
+            yield f"lf-{config}{'-x10' if high else ''}@{preset}", Problem.from_topology(lf.synthetic(config, high=high),
+                                                                                     lf.cluster(preset))
+    yield from apps()
+
+
+def throughput(args, emit) -> None:
+    changes, below = [], []
+    for label, problem in throughput_instances():
+        figures = {}
+        for name, params in OTHERS + (("lf", {}),):
+            result = make_scheduler(name, params).schedule(problem)
+            if result.placement is not None and not result.placement.violations(problem.graph.loads, problem.cluster):
+                figures[name] = predict(problem, result.placement).throughput
+        start = time.perf_counter()
+        ours = make_scheduler("lns", {"objective": "throughput"}, time_limit=args.time_limit).schedule(problem)
+        seconds = time.perf_counter() - start
+        mine = predict(problem, ours.placement).throughput
+        best = max(figures, key=figures.get)
+        change = mine / figures[best] - 1
+        changes.append(change)
+        if change < -1e-9:
+            below.append(f"{label} ({change:+.1%})")
+        emit({"part": "throughput", "instance": label, "others": figures, "lns": mine, "lns_s": seconds,
+              "start": ours.details["construction"], "change_vs_best": change})
+        print(f"  {label:>34}  best other {best} {figures[best]:>12,.0f}  lns {mine:>12,.0f}  {change:+.2%}"
+              f"  (start {ours.details['construction']}, {seconds:.1f} s)", flush=True)
+    print(f"throughput: {len(changes)} instances; lns (objective=throughput) vs the best other: mean {np.mean(changes):+.2%}, "
+          f"best {max(changes):+.2%}, worst {min(changes):+.2%}; below the best on {len(below)}"
+          + (f": {', '.join(below)}" if below else ""))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--parts", default=",".join(PARTS))
@@ -136,6 +178,8 @@ def main() -> None:
         parser.error(f"unknown part(s) {', '.join(unknown)} (choose from {', '.join(PARTS)})")
     if "micro" in parts:
         micro(args, emit)
+    if "throughput" in parts:
+        throughput(args, emit)
     for part, instances in (("apps", apps), ("fischer", fischer_instances), ("random", random_graphs)):
         if part in parts:
             compared(part, instances(), args, emit)

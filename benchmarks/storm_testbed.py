@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from streamplace.bench import campaign
-from streamplace.evaluate.performance import CostModel, load_cost_model
+from streamplace.model.performance import CostModel, load_cost_model
 from streamplace.storm.run import RunSettings
 from streamplace.storm.testbed import TestbedSettings
 

@@ -7,7 +7,7 @@ of low/mid/high-compute operators, beside [N] Table 4. Storm's ``even`` schedule
 the same execution graph. Both placements are rated with the scheduler's own CPU model ([N]
 Eq. 5-6: the largest input rate no machine exceeds 100 % at; throughput = tuples/s processed
 by all tasks, the paper's definition) and [N] Eq. 7-8's weighted utilisation at that rate, and
-with the project's performance model (``evaluate/performance.py``: no MET, plus
+with the project's performance model (``model/performance.py``: no MET, plus
 serialisation and network; throughput in the same unit). [N] Fig. 10 reports throughput gains
 over even of 26-49 % (small), 36-48 % (medium) and 27-31 % (large).
 
@@ -23,7 +23,7 @@ import argparse
 
 from streamplace.bench.reproduce.reported import THROUGHPUT
 from streamplace.bench.reproduce.throughput import scenario
-from streamplace.evaluate import performance
+from streamplace.model import performance
 from streamplace.model.profiling import DEFAULT_MET
 from streamplace.workloads import nasiri
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from .evaluate.diff import diff_placements
-from .evaluate.performance import CostModel, load_cost_model, predict
+from .model.performance import CostModel, load_cost_model, predict
 from .evaluate.records import evaluation_record
 from .model import Cluster, Node, Operator, Placement, Problem, Stream, Topology
 from .model.cluster import ClusterError

@@ -314,7 +314,7 @@ def cost_model_option(command):
 
 
 def _cost_model(path):
-    from .evaluate.performance import load_cost_model
+    from .model.performance import load_cost_model
     return load_cost_model(path) if path else None
 
 
@@ -869,13 +869,14 @@ def storm_run(topology, cluster, plan_path, name, params, seed, time_limit, prof
     and DIR/storm.log.
     """
     from .storm.run import RunSettings, measure
+    from .storm.testbed import TestbedSettings
     if sum(x is not None and x is not False for x in (plan_path, name, storm_default or None)) != 1:
         raise UserError("give exactly one of --plan, --scheduler or --storm-default")
     if workers is not None and not storm_default:
         raise UserError("--workers goes with --storm-default (a plan fixes its workers)")
     settings = RunSettings(duration_s=duration, warmup_s=warmup, window_s=window, ackers=ackers,
                            load_aware=load_aware, heap_mb=heap_mb, seed=seed or 0, mode=mode,
-                           worker_heap_mb=worker_heap_mb, cpu_budget=cpu_budget)
+                           testbed=TestbedSettings(worker_heap_mb=worker_heap_mb, cpu_budget=cpu_budget))
     problem = _problem(topology, cluster)
     placement, source = None, {"kind": "storm-default"}
     if plan_path:

@@ -37,14 +37,13 @@ from pathlib import Path
 import numpy as np
 
 from ..evaluate.fit import predicted_figures
-from ..evaluate.performance import CostModel
+from ..model.performance import CostModel
 from ..model import Placement, Problem, Topology
 from ..model.specs import placement_from_dict
 from ..schedulers import make_scheduler
 from ..storm import records
 from ..storm.plans import workers_of
 from ..storm.run import Job, RunSettings, run_jobs
-from ..storm.testbed import TestbedSettings
 from ..workloads import runtime
 from .reproduce.core import OLS_RELAX
 
@@ -146,7 +145,7 @@ def run_campaign(out_dir: Path, scenarios: Sequence[runtime.Scenario], *, reps: 
     repetition) and appends one record per run to ``out_dir/runs.jsonl`` as it finishes."""
     model = model or CostModel()
     out_dir.mkdir(parents=True, exist_ok=True)
-    bed = TestbedSettings(worker_heap_mb=settings.worker_heap_mb, cpu_budget=settings.cpu_budget)
+    bed = settings.testbed
     cells = plan(scenarios, schedulers)
     skipped = [c for c in cells if c.placement is None]
     for c in skipped:

@@ -80,7 +80,7 @@ from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..evaluate.performance import CostModel
+from ..model.performance import CostModel
 from ..evaluate.records import records_to_csv, result_record
 from ..model import Cluster, Problem, Topology
 from ..model.profiling import Profiling, derive_profiling
@@ -93,7 +93,8 @@ from ..workloads import microbench
 from ..workloads.applications import APPLICATIONS, application, write_records
 from ..workloads.catalogue import sized_cluster
 from .display import BEST, MARKS, OVERLOADED, OWN_JOB, compact, legend, metric
-from .report import COST_REL_TOL, ordered, write_report
+from .page import write_report
+from .report import COST_REL_TOL, ordered
 from ..storm import StormError
 from .storm_step import run_storm_step, storm_summary
 

@@ -63,6 +63,11 @@ METRICS: dict[str, Metric] = {
     "latency_ms": Metric("latency", "end-to-end latency", "ms"),
     "valid": Metric("valid", "within capacity"),
     "message": Metric("message", "message"),
+    "job": Metric("job", "job (workload@cluster)"),
+    "reason": Metric("why", "why it is recommended"),
+    "traffic_saved_pct": Metric("traffic saved", "inter-node traffic saved against Storm's default", "%"),
+    "throughput_gain_pct": Metric("throughput gain", "predicted throughput against Storm's default", "%"),
+    "latency_change_pct": Metric("latency change", "predicted latency against Storm's default", "%"),
 }
 
 
@@ -166,6 +171,7 @@ class ReportTable:
     numeric: tuple[bool, ...]
     marks: tuple[str, ...] = ()
     note: str = ""
+    filterable: bool = False   # html(): a box above the table that keeps the rows containing its text
 
     def _marked_rows(self):
         return zip(self.rows, self.marks or ("",) * len(self.rows))
@@ -223,7 +229,10 @@ class ReportTable:
             + "</tr>" for row, mark in self._marked_rows())
         caption = f"<caption>{esc(self.title)}</caption>" if self.title else ""
         note = f'<p class="note">{esc(self.note)}</p>' if self.note else ""
-        return f'<div class="table-wrap"><table>{caption}<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody></table></div>{note}'
+        box = '<input type="search" class="filter" placeholder="filter rows" aria-label="filter rows">' \
+            if self.filterable else ""
+        return (f'{box}<div class="table-wrap"><table class="sortable">{caption}<thead><tr>{head}</tr></thead>\n'
+                f'<tbody>\n{body}\n</tbody></table></div>{note}')
 
 
 SUMMARY_COLUMNS = ("workload", "cluster", "scheduler", "status", "inter_node_cost", "gap_pct", "lower_bound",
@@ -247,7 +256,7 @@ def is_numeric_column(values: list) -> bool:
 
 
 def summary_table(records: Sequence[dict], columns: Sequence[str] = SUMMARY_COLUMNS, *, title: str = "",
-                  footnote: str | None = None) -> ReportTable:
+                  footnote: str | None = None, filterable: bool = False) -> ReportTable:
     """One row per record with ``columns`` (those no record has are left out); the scheduler's
     name carries its row's mark, and the note is the legend of the marks that occur. A gap
     measured against a lower bound (no proven optimum) reads ``≤ x``: the true gap is at most x.
@@ -272,4 +281,4 @@ def summary_table(records: Sequence[dict], columns: Sequence[str] = SUMMARY_COLU
     return ReportTable(title=title, headers=tuple(metric(k) for k in keys), rows=tuple(map(tuple, rows)),
                        numeric=tuple(is_numeric_column([rec.get(k) for rec in records]) for k in keys),
                        marks=tuple(m.key if m else "" for m in marks),
-                       note=("\n" if footnote else "; ").join(notes))
+                       note=("\n" if footnote else "; ").join(notes), filterable=filterable)

@@ -23,9 +23,7 @@ keys (``workload``, ``cluster``, ``layout``, ``n_tasks``, ``seed`` ...). Values 
   table (terminal) or HTML; :func:`html_report` writes one HTML file with the figures embedded as
   base64 PNG and no external resource, so it opens offline. Every file is written to a temporary
   name and renamed (the README's "Exit codes, errors and safety").
-* :func:`write_report` is the standard page of the main job: traffic, gap, solve time,
-  throughput and latency figures (lines against the task count when a family has several sizes,
-  bars otherwise), a pivot table and every result, as PNGs plus ``report.html``.
+* The standard page of the main job and the sweeps is :func:`streamplace.bench.page.write_report`.
 """
 
 from __future__ import annotations
@@ -67,10 +65,11 @@ def _number(value) -> float | None:
 
 # ---------------------------------------------------------------------------- order and colours
 
-SCHEDULER_ORDER = ("even", "online", "rstorm", "metis", "t3", "ischeduler", "throughput", "lf", "optimal")
-# Okabe & Ito (2008) colour-blind-safe palette, one colour per known scheduler (optimal: black).
+SCHEDULER_ORDER = ("even", "online", "rstorm", "metis", "t3", "ischeduler", "throughput", "lf", "optimal", "lns")
+# Okabe & Ito (2008) colour-blind-safe palette, one colour per known scheduler (optimal: black), and
+# for our own lns Paul Tol's magenta, the one strong hue the palette lacks.
 _FIXED_COLOURS = dict(zip(SCHEDULER_ORDER, ("#999999", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2",
-                                            "#D55E00", "#CC79A7", "#000000")))
+                                            "#D55E00", "#CC79A7", "#000000", "#EE3377")))
 # Paul Tol's "muted" scheme for other schedulers and non-scheduler series, in sorted order.
 _EXTRA_COLOURS = ("#332288", "#88CCEE", "#44AA99", "#117733", "#999933", "#DDCC77", "#CC6677", "#882255", "#AA4499")
 _MARKERS = ("o", "s", "^", "D", "v", "P", "h", "*", "p", "<", ">")  # "X" is reserved for "no result"
@@ -111,7 +110,8 @@ def add_gaps(records: Sequence[dict], *, keys: Sequence[str] = INSTANCE_KEYS, co
     """Copies of ``records`` with ``reference``, ``reference_proven``, ``gap`` and ``gap_pct``
     (the module docstring defines them); instances are the distinct values of ``keys``. A record
     with its own ``parallelism`` (the throughput scheduler chose another job) has no gap and is
-    never a reference."""
+    never a reference; neither has a placement that exceeds capacity (``valid`` False: it may
+    send less than the optimum, and a negative gap would read as better than optimal)."""
     by_instance: dict[tuple, list[dict]] = {}
     for rec in records:
         if rec.get("parallelism") is None:
@@ -120,7 +120,8 @@ def add_gaps(records: Sequence[dict], *, keys: Sequence[str] = INSTANCE_KEYS, co
     out = []
     for rec in records:
         ref, proven = reference.get(tuple(rec.get(k) for k in keys), (None, None))
-        value = _number(rec.get(cost)) if rec.get("parallelism") is None else None
+        # an overloaded placement can send less than the optimum: it has no gap, never a negative one
+        value = _number(rec.get(cost)) if rec.get("parallelism") is None and rec.get("valid") is not False else None
         gap = value - ref if value is not None and ref is not None else None
         if gap is None or (ref == 0 and gap != 0):
             pct = None
@@ -472,7 +473,50 @@ th.num, td.num { text-align: right; }
 tbody tr:nth-child(even) { background: #fafafa; }
 tr.none td { color: #8a8a8a; font-style: italic; }
 tr.overloaded td { background: #fff3e0; }
-.note { font-size: 12px; color: #555; margin: 2px 0 14px; }
+.note { font-size: 12px; color: #555; margin: 2px 0 14px; white-space: pre-line; }
+table.sortable th { cursor: pointer; user-select: none; }
+table.sortable th[aria-sort=ascending]::after { content: " \\25B2"; font-size: 10px; }
+table.sortable th[aria-sort=descending]::after { content: " \\25BC"; font-size: 10px; }
+input.filter { font: inherit; font-size: 13px; padding: 3px 6px; margin: 8px 0 0; width: 22em; }
+"""
+
+# Sorting (click a header; numbers by value, "-" last) and filtering (the box before a table keeps the
+# rows whose text contains it). Inline, no library: the page stays one offline file.
+_SCRIPT = """
+document.querySelectorAll("table.sortable").forEach(function (table) {
+  var heads = table.tHead.rows[0].cells, body = table.tBodies[0];
+  function key(cell, numeric) {
+    var text = cell.textContent.trim();
+    if (!numeric) return text.toLowerCase();
+    var v = parseFloat(text.replace(/[^0-9eE+.\\-]/g, ""));
+    return isNaN(v) ? null : v;
+  }
+  Array.prototype.forEach.call(heads, function (th, col) {
+    th.addEventListener("click", function () {
+      var up = th.getAttribute("aria-sort") !== "ascending", numeric = th.classList.contains("num");
+      Array.prototype.forEach.call(heads, function (h) { h.removeAttribute("aria-sort"); });
+      th.setAttribute("aria-sort", up ? "ascending" : "descending");
+      var rows = Array.prototype.slice.call(body.rows);
+      rows.sort(function (a, b) {
+        var x = key(a.cells[col], numeric), y = key(b.cells[col], numeric);
+        if (x === y) return 0;
+        if (x === null) return 1;
+        if (y === null) return -1;
+        return (x < y ? -1 : 1) * (up ? 1 : -1);
+      });
+      rows.forEach(function (r) { body.appendChild(r); });
+    });
+  });
+});
+document.querySelectorAll("input.filter").forEach(function (box) {
+  var table = box.nextElementSibling.querySelector("table");
+  box.addEventListener("input", function () {
+    var needle = box.value.toLowerCase();
+    Array.prototype.forEach.call(table.tBodies[0].rows, function (r) {
+      r.style.display = r.textContent.toLowerCase().indexOf(needle) >= 0 ? "" : "none";
+    });
+  });
+});
 """
 
 
@@ -492,7 +536,7 @@ def _figure_html(fig: Figure | bytes, fallback_alt: str) -> str:
 def html_report(title: str, sections: Sequence[Section], *, out_path: str | Path | None = None, intro: str = "",
                 generated: datetime | None = None) -> str:
     """The page as a string; also written to ``out_path`` (atomically) when given. No external
-    resources: CSS inline, figures as data URIs, no scripts."""
+    resources: CSS and the table script inline, figures as data URIs."""
     esc = html.escape
     when = (generated or datetime.now(timezone.utc)).astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     toc = "".join(f'<li><a href="#section-{i}">{esc(s.heading)}</a></li>' for i, s in enumerate(sections, 1))
@@ -509,61 +553,8 @@ def html_report(title: str, sections: Sequence[Section], *, out_path: str | Path
         parts += [_figure_html(fig, sec.heading) for fig in sec.figures]
         parts += [table.html() for table in sec.tables]
         parts.append("</section>")
-    parts.append("</body></html>\n")
+    parts.append(f"<script>{_SCRIPT}</script></body></html>\n")
     page = "\n".join(parts)
     if out_path is not None:
         atomic_write_bytes(Path(out_path), page.encode("utf-8"))
     return page
-
-
-# ---------------------------------------------------------------------------- the standard report
-
-_STANDARD = (  # (record key, heading, how to read)
-    ("inter_node_cost", "Inter-node traffic",
-     "Traffic between tasks on different nodes, the objective of [I] Eq. 1-5 and [T3] Eq. 1: lower is better."),
-    ("seconds", "Solve time", "Wall time of each scheduler, log scale: every gridline is ten times the previous one."),
-    ("throughput", "Predicted throughput",
-     "Tuples executed per second at the placement's bottleneck (CPU or NIC) under the analytic performance model: "
-     "higher is better."),
-    ("latency_ms", "Predicted latency", "End-to-end latency at 70 % of the sustainable load under the analytic model: "
-                                        "lower is better."),
-)
-_GAP_HOW = ("Inter-node traffic above the proven optimum of the same instance, in % of the optimum; 0 = optimal. "
-            "Instances whose optimum was not proven within the time limit are left out here; the table above "
-            "shows their gap to the best lower bound as an upper bound.")
-_MARKS_HOW = (" Hatched bars or hollow markers are placements that exceed node capacity; a filled X at the foot of the "
-              "axis is a scheduler that returned no placement.")
-
-
-def _standard_figure(records: list[dict], key: str) -> Figure:
-    """Lines against the task count when an instance family has several sizes, else bars."""
-    if all(rec.get("n_tasks") is not None and rec.get("layout") is not None for rec in records) and \
-            len({rec["n_tasks"] for rec in records}) > 2:
-        return plot_lines(records, "n_tasks", key, facet=("layout", "cluster"), log=key == "seconds",
-                          title=f"{metric(key).long} against task count")
-    if key == "seconds":
-        return plot_time(records)
-    return plot_metric_by_scheduler(records, key, title=f"{metric(key).long} by scheduler")
-
-
-def write_report(records: Sequence[dict], out_dir: str | Path, *, title: str = "streamplace report",
-                 intro: str = "") -> Path:
-    """The standard report of ``records`` (each with ``workload`` and ``cluster``) in ``out_dir``:
-    one PNG per figure and ``report.html`` embedding them; returns the HTML path."""
-    records = add_gaps(_check(records, *INSTANCE_KEYS, "scheduler"))
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    sections = []
-    for key, heading, how in _STANDARD:
-        if not any(_number(rec.get(key)) is not None for rec in records):
-            continue
-        png = write_png(_standard_figure(records, key), out_dir / f"{key}.png")
-        tables = [pivot_table(records, key)] if key == "inter_node_cost" else []
-        sections.append(Section(heading, how_to_read=how + _MARKS_HOW, figures=[png], tables=tables))
-        if key == "inter_node_cost" and any(rec["reference_proven"] for rec in records):
-            png = write_png(plot_gap_to_optimum(records, proven_only=True), out_dir / "gap_to_optimum.png")
-            sections.append(Section("Gap to the optimum", how_to_read=_GAP_HOW, figures=[png]))
-    sections.append(Section("All results", text=f"{len(records)} results.", tables=[summary_table(records)]))
-    path = out_dir / "report.html"
-    html_report(title, sections, out_path=path, intro=intro)
-    return path

@@ -21,14 +21,14 @@ import shutil
 import time
 from pathlib import Path
 
-from ..evaluate.performance import CostModel
+from ..model.performance import CostModel
 from ..model import Problem
 from ..model.specs import atomic_write_text, placement_from_dict
 from ..schedulers import make_scheduler, storm_default
 from ..storm import StormError
 from ..storm.plans import workers_of
 from ..storm.run import Job, RunSettings, run_jobs
-from ..storm.testbed import TestbedSettings, holder, preflight
+from ..storm.testbed import holder, preflight
 from ..evaluate.decision import recommend
 from ..evaluate.fit import predicted_figures
 from .campaign import measured, saturated
@@ -80,7 +80,7 @@ def run_storm_step(records: list[dict], out_dir: Path, problem_from_files, *, mo
         log(f"storm: {why}; running embedded Storm instead (functional, not a "
             "performance measurement)")
     settings = RunSettings(mode=mode, warmup_s=WARMUP_S, duration_s=MEASURE_S, window_s=WINDOW_S)
-    bed = TestbedSettings(worker_heap_mb=settings.worker_heap_mb, cpu_budget=settings.cpu_budget)
+    bed = settings.testbed
     work = out_dir / "storm" / "work"
     shutil.rmtree(work, ignore_errors=True)
     runs = {best["scheduler"]: plan, default: even}

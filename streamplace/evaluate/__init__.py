@@ -1,1 +1,1 @@
-"""Evaluation of placements: traffic and load metrics, performance model."""
+"""Evaluation of placements: traffic and load metrics, records, the decision rule, diffs and the cost-model fit."""

@@ -83,7 +83,7 @@ def versus(record: dict, reference: dict) -> dict:
             "latency_pct": _pct(_number(record, "latency_ms"), _number(reference, "latency_ms"))}
 
 
-def disagreement(records: list[dict], chosen: int, n_tasks: int, n_nodes: int) -> str | None:
+def disagreement(records: list[dict], chosen: int, n_tasks: int, n_nodes: int | None) -> str | None:
     """Why the placement with the least inter-node traffic is not ``chosen``, or None if it is."""
     candidates = [i for i, r in enumerate(records) if eligible(r)]
     least = min(candidates, key=lambda i: (_key(records[i], "traffic"), i), default=None)
@@ -91,7 +91,8 @@ def disagreement(records: list[dict], chosen: int, n_tasks: int, n_nodes: int) -
         return None
     low, pick = records[least], records[chosen]
     used = low.get("nodes_used")
-    where = f"packs {n_tasks} tasks on {used} of {n_nodes} nodes" if used else "sends the least traffic"
+    of = f" of {n_nodes}" if n_nodes else ""
+    where = f"packs {n_tasks} tasks on {used}{of} nodes" if used else "sends the least traffic"
     limit = f": {low['bottleneck']} limits it" if low.get("bottleneck") else ""
     return (f"{low['scheduler']} sends the least inter-node traffic ({low['inter_node_cost']:g}) but {where}{limit}, "
             f"so its predicted throughput ({_number(low, 'throughput') or 0:,.0f}/s) is below "

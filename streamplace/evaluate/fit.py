@@ -2,7 +2,7 @@
 to what the Storm testbed measured (:mod:`streamplace.bench.campaign`).
 
 A *case* is one placement of one experiment with the mean throughput measured over its runs.
-Its prediction is :func:`~streamplace.evaluate.performance.predict` on the cluster as the
+Its prediction is :func:`~streamplace.model.performance.predict` on the cluster as the
 testbed ran it (each node's cores times the testbed's CPU scale). The fit chooses the constants
 named in ``params`` to minimise the squared error of log throughput (a relative error, so that
 a slow and a fast experiment weigh the same), by Nelder-Mead over the logarithms of the
@@ -22,7 +22,7 @@ import numpy as np
 
 from ..model import Cluster, Placement, Problem
 from ..model.specs import placement_from_dict
-from .performance import CostModel, predict
+from ..model.performance import CostModel, predict
 
 #: the constants fitted by default: the engine's per-tuple cost, serialisation across workers, the
 #: fixed CPU of a worker process (the structures the analytic model lacked or guessed)

@@ -9,7 +9,8 @@ import math
 
 from ..model import Placement, Problem
 from ..schedulers.base import ScheduleResult
-from . import metrics, performance
+from . import metrics
+from ..model import performance
 
 METRIC_KEYS = ("inter_node_cost", "inter_worker_cost", "intra_worker_traffic", "total_traffic", "nodes_used",
                "max_utilisation", "imbalance", "overloaded_nodes", "network_distance", "cohesion", "coupling",

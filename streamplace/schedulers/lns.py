@@ -28,6 +28,18 @@ elsewhere does not depend on where, among the chosen nodes, a freed task goes, s
 optimum is the best move in the neighbourhood. The exact solver is ``optimal``'s
 (:func:`streamplace.exact.solve_min_inter_node`), called, not copied.
 
+**Objective.** ``objective="traffic"`` (the default) is the above. ``objective="throughput"``
+runs the same search with another cost: the performance model's predicted throughput
+(:func:`streamplace.model.performance.predict`, under ``cost_model``, a cost-model file, or the
+bundled default), each candidate with the incumbent's workers on the nodes whose tasks did not change
+and the second level's on the others. The constructions then
+include Storm's ``even``, ``online``, ``rstorm`` and ``lf`` (spreading can beat packing on throughput),
+each with its own workers and with the second level's;
+step 2 is skipped (the exact solver minimises traffic, not throughput); a re-solve is kept only if
+the predicted throughput rises; and one more neighbourhood kind, ``bottleneck``, moves single
+tasks off the bottleneck node (the node whose CPU or NIC limits the sustainable rate) to the
+node where the throughput gains most. Status ``heuristic``: no bound on throughput is proven.
+
 Status: ``optimal`` when step 2 proved it (or no traffic crosses nodes); ``feasible`` when step 2 ran out of time with a lower
 bound (``lower_bound``); ``heuristic`` otherwise. ``details``: the starting construction, the
 improvement history ``[(seconds, traffic), ...]`` and the neighbourhoods tried and improved per
@@ -50,6 +62,7 @@ import scipy.sparse as sp
 
 from ..exact import solve_min_inter_node
 from ..model import Placement, Problem
+from ..model.performance import CostModel, load_cost_model, predict
 from ..model.placement import capacity_slack
 from .base import NoPlacement, Outcome, Scheduler, ScheduleResult, make_scheduler, register, with_moves
 from .fill import best_fit, reduced_graph, require_placed
@@ -58,6 +71,8 @@ from .second_level import DEFAULT_TASKS_PER_WORKER, assign_workers
 from .status import Status
 
 CONSTRUCTIONS = (("ischeduler", {"theta": 0.0}), ("metis", {}), ("t3", {}), ("ischeduler", {"theta": 1.0}))
+SPREADING = (("even", {}), ("online", {}), ("rstorm", {}), ("lf", {}))   # more starts for objective=throughput
+OBJECTIVES = ("traffic", "throughput")
 CONSTRUCTION_SHARE = 0.5   # no further construction starts after this share of the time limit
 SECOND_LEVEL_SHARE = 0.03  # of the time limit (+ 0.2 s) kept for the second level (0.6 s at 10^5 tasks)
 KINDS = ("nodes", "edges", "operator")
@@ -69,11 +84,58 @@ def _cut(edges, node: np.ndarray) -> float:
     return float(w[node[u] != node[v]].sum())
 
 
+class _Traffic:
+    """The traffic objective: cost = inter-node traffic of a node assignment. Workers are those of
+    the reference (the starting construction) on every node whose tasks did not change
+    (:func:`_workers`)."""
+
+    def __init__(self, problem: Problem, node: np.ndarray, worker: np.ndarray, tasks_per_worker: int, seed: int):
+        self.problem, self.tasks_per_worker, self.seed = problem, tasks_per_worker, seed
+        self.node, self.worker = node, worker
+
+    def __call__(self, node: np.ndarray) -> float:
+        return _cut(self.problem.graph.edges, node)
+
+    def workers(self, node: np.ndarray) -> np.ndarray:
+        return _workers(self.problem, node, self.node, self.worker, self.tasks_per_worker, self.seed)
+
+    def take(self, node: np.ndarray) -> None:
+        """``node`` became the incumbent (workers stay relative to the start: cheap at 10^6 tasks)."""
+
+
+class _Throughput(_Traffic):
+    """The throughput objective: cost = - predicted throughput of a node assignment, with the
+    workers of the incumbent on unchanged nodes and the second level on the others (workers
+    matter: on [LF]'s star at x10 parallelism, lf's own workers predict 2.3x what the second
+    level's would on the same nodes)."""
+
+    def __init__(self, problem: Problem, node: np.ndarray, worker: np.ndarray, tasks_per_worker: int, seed: int,
+                 model: CostModel):
+        super().__init__(problem, node, worker, tasks_per_worker, seed)
+        self.model = model
+
+    def performance(self, node: np.ndarray):
+        return predict(self.problem, Placement(node=node, worker=self.workers(node)), self.model)
+
+    def __call__(self, node: np.ndarray) -> float:
+        return -self.performance(node).throughput
+
+    def take(self, node: np.ndarray) -> None:
+        self.node, self.worker = node, self.workers(node)
+
+    def bottleneck(self, node: np.ndarray) -> int:
+        """The node whose CPU or NIC is the most utilised (the one that limits the rate)."""
+        perf = self.performance(node)
+        return int(np.argmax(np.maximum(perf.cpu_utilisation, perf.nic_utilisation)))
+
+
 class _Search:
     """The incumbent placement and the neighbourhood generators of one run."""
 
-    def __init__(self, problem: Problem, node: np.ndarray, rng: np.random.Generator, max_free: int, max_nodes: int):
+    def __init__(self, problem: Problem, node: np.ndarray, rng: np.random.Generator, max_free: int, max_nodes: int,
+                 objective: _Traffic):
         self.problem, self.rng = problem, rng
+        self.cost_of = objective
         self.weights = sp.csr_matrix(problem.graph.weights)
         self.loads = np.asarray(problem.graph.loads, dtype=float)
         self.caps = np.asarray(problem.cluster.capacities, dtype=float)
@@ -81,7 +143,7 @@ class _Search:
         self.op = np.asarray(problem.topology.operator_of_task)
         self.max_free, self.max_nodes = max_free, max_nodes
         self.node = node.copy()
-        self.cost = _cut(self.edges, self.node)
+        self.cost = self.cost_of(self.node)
         self.pending: deque = deque()
 
     # ------------------------------------------------------------------ neighbourhoods
@@ -163,11 +225,37 @@ class _Search:
         moved = nodes[sol.node_of_task]
         new = self.node.copy()
         new[members] = moved[vertex]
-        cost = _cut(self.edges, new)
-        if cost >= self.cost - _IMPROVEMENT * max(1.0, self.cost) or not self._fits(new):
+        return self._take(new)
+
+    def _take(self, new: np.ndarray) -> bool:
+        """Keep ``new`` if it fits and costs less than the incumbent."""
+        if not self._fits(new):
+            return False
+        cost = self.cost_of(new)
+        if cost >= self.cost - _IMPROVEMENT * max(1.0, abs(self.cost)):
             return False
         self.node, self.cost = new, cost
+        self.cost_of.take(new)
         return True
+
+    def relieve(self, bottleneck: int) -> bool:
+        """The ``bottleneck`` neighbourhood (objective=throughput): of the moves of one task off the
+        bottleneck node (its ``max_free`` busiest tasks) to one of the ``max_nodes`` nodes with
+        the most free capacity, the one with the highest throughput, if it raises it."""
+        on = np.flatnonzero(self.node == bottleneck)
+        on = on[np.argsort(-self.loads[on], kind="stable")][:self.max_free]
+        room = self.caps - np.bincount(self.node, weights=self.loads, minlength=self.caps.size)
+        room[bottleneck] = -np.inf
+        targets = np.argsort(-room, kind="stable")[:self.max_nodes]
+        best, best_cost = None, self.cost
+        for t in on:
+            for j in targets[room[targets] + capacity_slack(self.caps[targets]) >= self.loads[t]]:
+                new = self.node.copy()
+                new[t] = j
+                cost = self.cost_of(new)
+                if cost < best_cost - _IMPROVEMENT * max(1.0, abs(best_cost)):
+                    best, best_cost = new, cost
+        return best is not None and self._take(best)
 
     def _fits(self, node: np.ndarray) -> bool:
         used = np.bincount(node, weights=self.loads, minlength=self.caps.size)
@@ -179,7 +267,9 @@ class _Search:
 class LnsScheduler(Scheduler):
     """``time_limit`` (s): the whole run; ``prove_tasks``: jobs up to this many tasks go to the exact
     solver whole first, for ``prove_share`` of the time; ``max_free`` tasks and ``max_nodes`` nodes
-    per neighbourhood; ``tasks_per_worker``: T of the second level."""
+    per neighbourhood; ``tasks_per_worker``: T of the second level; ``objective``: ``traffic`` or
+    ``throughput`` (module docstring); ``cost_model``: a cost-model file for the throughput
+    objective (None: the bundled default)."""
 
     name = "lns"
     complexity = "O(m) per neighbourhood + exact re-solves, within time_limit (after ischeduler, metis, t3)"
@@ -190,8 +280,15 @@ class LnsScheduler(Scheduler):
     max_free: int = 40
     max_nodes: int = 8
     tasks_per_worker: int = DEFAULT_TASKS_PER_WORKER
+    objective: str = "traffic"
+    cost_model: str | None = None
 
     def __post_init__(self):
+        if self.objective not in OBJECTIVES:
+            raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {self.objective!r}")
+        if self.cost_model is not None and self.objective != "throughput":
+            raise ValueError("cost_model goes with objective=throughput (the traffic objective uses no cost model)")
+        self._model()   # a bad cost-model file fails here, before any search
         if not self.time_limit > 0:
             raise ValueError(f"time_limit must be > 0, got {self.time_limit}")
         if not 0 < self.prove_share <= 1:
@@ -199,66 +296,109 @@ class LnsScheduler(Scheduler):
         if self.max_free < 2 or self.max_nodes < 2 or self.prove_tasks < 0 or self.tasks_per_worker < 1:
             raise ValueError("max_free and max_nodes must be >= 2, prove_tasks >= 0, tasks_per_worker >= 1")
 
-    def _schedule(self, problem: Problem) -> Outcome:
-        start = time.perf_counter()
-        deadline = start + self.time_limit * (1 - SECOND_LEVEL_SHARE) - 0.2   # the rest: workers, at the end
+    def _model(self) -> CostModel:
+        return load_cost_model(self.cost_model) if self.cost_model else CostModel()
+
+    def _objective(self, problem: Problem, node: np.ndarray, worker: np.ndarray) -> _Traffic:
+        """This run's objective, with (node, worker) as its reference placement."""
+        if self.objective == "throughput":
+            return _Throughput(problem, node, worker, self.tasks_per_worker, self.seed, self._model())
+        return _Traffic(problem, node, worker, self.tasks_per_worker, self.seed)
+
+    def _starts(self, problem: Problem, start: float) -> tuple[tuple | None, str | None, list[str]]:
+        """Step 1: the valid construction with the least cost, with its own workers (ties: the
+        order tried), its name, and the names tried."""
         best, origin, tried = None, None, []
-        for name, params in CONSTRUCTIONS:
+        spreading = [(name, params) for name, params in SPREADING] if self.objective == "throughput" else []
+        for name, params in [(n, {**p, "tasks_per_worker": self.tasks_per_worker}) for n, p in CONSTRUCTIONS] + spreading:
             if best is not None and time.perf_counter() - start > CONSTRUCTION_SHARE * self.time_limit:
                 break
             tried.append(name)
-            result = make_scheduler(name, {**params, "tasks_per_worker": self.tasks_per_worker}, seed=self.seed) \
-                .schedule(problem)
-            if result.placement is not None and not result.placement.violations(problem.graph.loads, problem.cluster):
-                cost = _cut(problem.graph.edges, result.placement.node)
+            result = make_scheduler(name, params, seed=self.seed).schedule(problem)
+            if result.placement is None or result.placement.violations(problem.graph.loads, problem.cluster):
+                continue
+            node = result.placement.node
+            workers = [result.placement.worker]
+            if self.objective == "throughput":   # the second level's workers may predict more than its own
+                workers.append(assign_workers(problem, node, tasks_per_worker=self.tasks_per_worker, seed=self.seed))
+            for worker in workers:
+                cost = self._objective(problem, node, worker)(node)
                 if best is None or cost < best[0]:
-                    best, origin = (cost, result.placement.node, result.placement.worker), name
+                    best, origin = (cost, node, worker), name
+        return best, origin, tried
+
+    def _schedule(self, problem: Problem) -> Outcome:
+        start = time.perf_counter()
+        deadline = start + self.time_limit * (1 - SECOND_LEVEL_SHARE) - 0.2   # the rest: workers, at the end
+        best, origin, tried = self._starts(problem, start)
         if best is None:
             return Outcome(placement=None, status=Status.NO_SOLUTION,
                            message=f"none of the constructions ({', '.join(tried)}) found a placement within capacity")
-        search = _Search(problem, best[1], np.random.default_rng(self.seed), self.max_free, self.max_nodes)
-        history = [(round(time.perf_counter() - start, 3), search.cost)]
+        objective = self._objective(problem, best[1], best[2])
+        throughput = objective if isinstance(objective, _Throughput) else None
+        search = _Search(problem, best[1], np.random.default_rng(self.seed), self.max_free, self.max_nodes, objective)
+        shown = (lambda cost: -cost) if throughput else (lambda cost: cost)   # history: traffic, or throughput
+        history = [(round(time.perf_counter() - start, 3), shown(search.cost))]
         status, bound = Status.HEURISTIC, None
-        if search.cost == 0:   # no traffic crosses nodes: nothing can be better, nothing to prove
+        # (objective=throughput: no exact step; the solver minimises traffic, nothing bounds throughput)
+        if throughput is None and search.cost == 0:   # no traffic crosses nodes: nothing to prove
             status, bound = Status.OPTIMAL, 0.0
-        elif problem.n_tasks <= self.prove_tasks:
+        elif throughput is None and problem.n_tasks <= self.prove_tasks:
             budget = max(0.1, (deadline - time.perf_counter()) * self.prove_share)
             sol = solve_min_inter_node(problem.graph.weights.toarray(), problem.graph.loads, problem.cluster.capacities,
                                        groups=problem.topology.operator_of_task, time_limit=budget, seed=self.seed,
                                        hint=search.node)
             bound = sol.lower_bound
             if sol.node_of_task is not None and sol.objective is not None and sol.objective < search.cost:
-                search.node, search.cost = np.asarray(sol.node_of_task), float(sol.objective)
+                search.node, search.cost = np.asarray(sol.node_of_task), float(sol.objective)   # (traffic: take() is a no-op)
                 history.append((round(time.perf_counter() - start, 3), search.cost))
             if sol.status == Status.OPTIMAL:
                 status = Status.OPTIMAL
             elif bound is not None:
                 status = Status.FEASIBLE
-        tried = {kind: 0 for kind in KINDS}
-        improved = {kind: 0 for kind in KINDS}
+        kinds = KINDS + (("bottleneck",) if throughput else ())
+        tried = {kind: 0 for kind in kinds}
+        improved = {kind: 0 for kind in kinds}
         if status != Status.OPTIMAL:
             search.refill()
-            while search.pending and time.perf_counter() < deadline:
+            relieve = throughput is not None   # worth a try after each change
+            while time.perf_counter() < deadline:
+                if relieve:
+                    tried["bottleneck"] += 1
+                    relieve = False
+                    if search.relieve(throughput.bottleneck(search.node)):
+                        improved["bottleneck"] += 1
+                        relieve = True
+                        history.append((round(time.perf_counter() - start, 3), shown(search.cost)))
+                        search.refill()
+                        continue
+                if not search.pending:
+                    break
                 kind, tasks = search.next_neighbourhood()
                 tried[kind] += 1
                 budget = min(deadline - time.perf_counter(), max(0.5, self.time_limit / 20))
                 if budget > 0 and search.resolve(tasks, budget, self.seed):
                     improved[kind] += 1
-                    history.append((round(time.perf_counter() - start, 3), search.cost))
+                    relieve = throughput is not None
+                    history.append((round(time.perf_counter() - start, 3), shown(search.cost)))
                     search.refill()   # the neighbourhoods of the new placement
-        if search.cost == 0:
+        if not throughput and search.cost == 0:
             bound = 0.0
         if bound is not None and search.cost <= bound + _IMPROVEMENT * max(1.0, bound):
             status = Status.OPTIMAL
-        worker = _workers(problem, search.node, best[1], best[2], self.tasks_per_worker, self.seed)
-        details = {"construction": origin, "history": history, "neighbourhoods": {"tried": tried, "improved": improved},
+        worker = objective.workers(search.node)
+        details = {"objective": self.objective, "construction": origin, "history": history,
+                   "neighbourhoods": {"tried": tried, "improved": improved},
                    "stopped": "proof" if status == Status.OPTIMAL else ("time limit" if search.pending else "no neighbourhood left")}
+        if throughput:
+            details["predicted_throughput"] = -search.cost
         return Outcome(placement=Placement(node=search.node, worker=worker), status=status,
                        lower_bound=bound, details=details)
 
     def reschedule(self, problem: Problem, current: dict[str, tuple[str, int]], *, max_moves: int | None = None,
                    migration_weight: float = 0.0) -> ScheduleResult:
-        """The placement that minimises traffic + ``migration_weight`` x tasks moved with at most
+        """The placement that minimises the objective's cost (traffic, or minus the predicted
+        throughput) + ``migration_weight`` x tasks moved with at most
         ``max_moves`` tasks changing node (forced moves apart), among the placements one search
         passes through: the running placement with its forced tasks placed by traffic (best fit),
         then every step of a greedy sequence of single-task moves (best gain first), then every
@@ -279,7 +419,9 @@ class LnsScheduler(Scheduler):
             return with_moves(dataclasses.replace(result, placement=None, status=exc.status, message=str(exc)),
                               state, max_moves, migration_weight, honoured=True)
         trajectory = [node, *_greedy_moves(weights, loads, caps, node, state, migration_weight)]
-        search = _Search(problem, trajectory[-1], np.random.default_rng(self.seed), self.max_free, self.max_nodes)
+        cost_of = self._objective(problem, node, assign_workers(problem, node, tasks_per_worker=self.tasks_per_worker,
+                                                                 seed=self.seed))
+        search = _Search(problem, trajectory[-1], np.random.default_rng(self.seed), self.max_free, self.max_nodes, cost_of)
         deadline = start + self.time_limit / 2
         search.refill()
         while search.pending and time.perf_counter() < deadline:
@@ -291,15 +433,14 @@ class LnsScheduler(Scheduler):
         fresh = dataclasses.replace(self, time_limit=max(0.1, self.time_limit - (time.perf_counter() - start))).schedule(problem)
         if fresh.placement is not None:
             trajectory.append(fresh.placement.node)
-        edges = problem.graph.edges
 
         def objective(candidate):
-            return _cut(edges, candidate) + migration_weight * state.moves(candidate), state.moves(candidate)
+            return cost_of(candidate) + migration_weight * state.moves(candidate), state.moves(candidate)
 
         allowed = [c for c in trajectory if max_moves is None or state.moves(c) <= max_moves]
         chosen = min(allowed, key=objective)
         is_fresh = fresh.placement is not None and chosen is fresh.placement.node and migration_weight == 0
-        worker = assign_workers(problem, chosen, tasks_per_worker=self.tasks_per_worker, seed=self.seed)
+        worker = cost_of.workers(chosen)
         result = ScheduleResult(scheduler=self.name, params=self.get_params(),
                                 status=fresh.status if is_fresh else Status.HEURISTIC,
                                 placement=Placement(node=chosen, worker=worker), problem=problem,

@@ -37,6 +37,7 @@ from ..model.specs import atomic_write_text, topology_to_dict
 from . import jvm, records
 from .errors import StormError
 from .plans import plan_document, storm_name, workers_of, write_plan
+from .testbed import TestbedSettings
 
 PLAN_APPLIED = "streamplace: plan applied"
 MODES = ("embedded", "cluster")
@@ -55,8 +56,7 @@ class RunSettings:
     heap_mb: int = 1024
     seed: int = 0
     mode: str = "embedded"
-    worker_heap_mb: int = 256  # testbed workers (Storm would give each 128 MB per executor)
-    cpu_budget: float | None = None  # testbed: cores shared by all nodes (None: the machine's cores - 0.5)
+    testbed: TestbedSettings = field(default_factory=TestbedSettings)  # mode cluster: JVM sizes, CPU budget
 
     def __post_init__(self):
         for name in ("duration_s", "warmup_s", "window_s"):
@@ -65,12 +65,10 @@ class RunSettings:
                 raise StormError(f"--{name[:-2].replace('_', '-')}: must be a number of seconds in [0, 1e6), got {value}")
         if not self.window_s >= 0.1:
             raise StormError(f"--window: must be >= 0.1 s, got {self.window_s}")
-        if self.ackers < 0 or self.heap_mb < 128 or self.worker_heap_mb < 64:
-            raise StormError("--ackers must be >= 0, --heap-mb >= 128 and --worker-heap-mb >= 64")
+        if self.ackers < 0 or self.heap_mb < 128:
+            raise StormError("--ackers must be >= 0 and --heap-mb >= 128")
         if self.mode not in MODES:
             raise StormError(f"--mode: must be one of {', '.join(MODES)}, got {self.mode!r}")
-        if self.cpu_budget is not None and not (0.05 <= self.cpu_budget <= 4096):
-            raise StormError(f"--cpu-budget: must be a number of cores in [0.05, 4096], got {self.cpu_budget}")
 
 
 @dataclass(frozen=True)
@@ -134,7 +132,7 @@ def run_jobs(cluster: Cluster, jobs: Sequence[Job], settings: RunSettings, work_
             write_plan(plan_dir, job.name, plan_document(job.topology, cluster, job.placement))
         conf = {"streamplace.seed": settings.seed, **job.conf}
         if settings.mode == "cluster":  # the JVM honours the last -Xmx (Storm's own is 128 MB per executor)
-            conf.setdefault("topology.worker.childopts", f"-Xmx{settings.worker_heap_mb}m")
+            conf.setdefault("topology.worker.childopts", f"-Xmx{settings.testbed.worker_heap_mb}m")
             # each worker's log pump: a JVM of its own, kept cheap to start (C1 only) on a small machine
             conf.setdefault("topology.worker.logwriter.childopts", "-Xmx64m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
         job_entries.append({
@@ -160,9 +158,8 @@ def run_jobs(cluster: Cluster, jobs: Sequence[Job], settings: RunSettings, work_
             (work_dir / "storm.log").replace(work_dir / "storm-halted.log")
             document["jobs"] = [entry for entry in job_entries if entry["name"] not in halted.results]
             return {**halted.results, **_drive(java, cp, "LocalRunner", document, settings, rest, work_dir, on_event, None)}
-    from .testbed import Testbed, TestbedSettings
-    bed_settings = TestbedSettings(worker_heap_mb=settings.worker_heap_mb, cpu_budget=settings.cpu_budget)
-    with Testbed(cluster, work_dir / "testbed", plan_dir, bed_settings,
+    from .testbed import Testbed
+    with Testbed(cluster, work_dir / "testbed", plan_dir, settings.testbed,
                  log=lambda message: on_event and on_event({"event": "testbed", "message": message})) as bed:
         document.update(nimbus=bed.nimbus, cluster=bed.job_cluster(), storm_jar=str(jvm.module_dir() / jvm.JAR))
         return _drive(java, cp, "ClusterRunner", document, settings, jobs, work_dir, on_event, bed)
@@ -389,14 +386,13 @@ def _predicted(problem: Problem, assignment: dict, measured_rate: float, setting
     """The default cost model on the placement Storm ran (on the testbed: the cluster as it is
     scaled there): predicted throughput, and the inter-node bytes it predicts at the measured rate."""
     from ..evaluate.fit import predicted_figures
-    from ..evaluate.performance import CostModel
+    from ..model.performance import CostModel
     from ..model.specs import placement_from_dict
-    from .testbed import TestbedSettings
     try:
         ran = placement_from_dict({"placement": assignment}, problem.topology, problem.cluster, "Storm's assignment")
     except ValueError:
         return {}
-    budget = TestbedSettings(cpu_budget=settings.cpu_budget).budget() if settings.mode == "cluster" else float("inf")
+    budget = settings.testbed.budget() if settings.mode == "cluster" else float("inf")
     figures = predicted_figures(problem, ran, CostModel(), budget)
     unit = figures["predicted_unit_throughput"]
     return {"predicted_throughput": figures["predicted_throughput"],

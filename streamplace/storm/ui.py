@@ -40,6 +40,9 @@ TIMEOUT_S = 30
 
 @dataclass(frozen=True)
 class Imported:
+    """What ``import storm-ui`` read: the topology spec, the window its rates come from (Storm UI's
+    ``window`` in seconds) and one note per thing it had to assume or leave out."""
+
     topology: Topology
     window_s: float
     notes: tuple[str, ...]

@@ -11,7 +11,7 @@ names the spouts only). Streams are shuffle. Two configurations ([I] 6.1):
 * ``io`` ("I/O-intensive": little processing per bolt, the rate is limited by the traffic
   between nodes): 1 us of CPU per tuple, run on 1 high + 2 low capacity nodes;
 * ``cpu`` ("CPU-intensive": bolts fully loaded): 10 us per tuple, the project's default light
-  bolt (:class:`~streamplace.evaluate.performance.CostModel`), run on 2 high + 4 low nodes.
+  bolt (:class:`~streamplace.model.performance.CostModel`), run on 2 high + 4 low nodes.
 
 Tuples are 100 bytes (the papers give no size; the project's operator default).
 

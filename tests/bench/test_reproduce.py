@@ -14,7 +14,7 @@ from streamplace.bench.reproduce import testbed, throughput
 from streamplace.bench.reproduce.core import gain_verdict, range_verdict
 from streamplace.bench.reproduce.reported import TABLES
 from streamplace.cli import REPRODUCE_PAPERS, main
-from streamplace.evaluate import performance
+from streamplace.model import performance
 from streamplace.evaluate.records import METRIC_KEYS, evaluation_record
 from streamplace.model import Cluster, Node, Operator, Problem, Stream, Topology
 from streamplace.model.placement import Placement

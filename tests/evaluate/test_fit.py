@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from streamplace.evaluate.fit import Case, fit, predictions, scaled_cluster, scores
-from streamplace.evaluate.performance import CostModel
+from streamplace.model.performance import CostModel
 from streamplace.model import Problem
 from streamplace.schedulers import make_scheduler
 from streamplace.workloads import runtime
@@ -51,7 +51,7 @@ def test_scores_are_zero_error_and_tau_one_for_the_true_model(cases):
 def test_worker_cpu_takes_capacity_from_the_node_per_worker():
     base = Problem.from_topology(runtime.microbench("linear", "cpu"), runtime.named_cluster("1high+2low"))
     placement = make_scheduler("even").schedule(base).placement
-    from streamplace.evaluate.performance import predict
+    from streamplace.model.performance import predict
     plain = predict(base, placement, CostModel())
     loaded = predict(base, placement, CostModel(worker_cpu=0.5))
     workers = placement.workers_used(base.cluster)

@@ -1,13 +1,16 @@
 """lns: the proven optima of the micro-benchmarks, never worse than its constructions, exact
 re-solves of a neighbourhood (contents of two nodes swapped), anytime history."""
 
+import json
+
 import numpy as np
 import pytest
 
 from streamplace.model import Cluster, Operator, Placement, Problem, Stream, Topology
 from streamplace.schedulers import make_scheduler
-from streamplace.schedulers.lns import CONSTRUCTIONS, _cut, _Search
-from streamplace.workloads import microbench
+from streamplace.schedulers.lns import CONSTRUCTIONS, SPREADING, _cut, _Search, _Traffic
+from streamplace.model.performance import load_cost_model, predict
+from streamplace.workloads import lf, microbench, runtime
 from streamplace.workloads.synthetic import synthetic_problem
 
 
@@ -38,16 +41,59 @@ def test_a_re_solve_can_swap_what_two_nodes_hold():
     topo = Topology.build("ab", [Operator("a", 2, role="source"), Operator("b", 2)], [Stream("a", "b", pair_rate=1.0)])
     problem = Problem.from_topology(topo, Cluster.from_capacities({2.0: 3}))
     bad = np.array([0, 1, 0, 1])   # a0 b0 on node 0, a1 b1 on node 1: cut a0-b1, a1-b0 = 2
-    search = _Search(problem, bad, np.random.default_rng(0), max_free=4, max_nodes=3)
+    search = _Search(problem, bad, np.random.default_rng(0), 4, 3, _Traffic(problem, bad, 0 * bad, 4, 0))
     assert search.cost == 2.0
     assert not search.resolve(np.arange(4), time_limit=5, seed=0)   # 2 is optimal with capacity 2
     heavy = Topology.build("ab", [Operator("a", 1, role="source"), Operator("b", 1), Operator("c", 1)],
                            [Stream("a", "b", pair_rate=5.0), Stream("b", "c", pair_rate=1.0)])
     problem = Problem.from_topology(heavy, Cluster.from_capacities({2.0: 2}))
-    search = _Search(problem, np.array([0, 1, 1]), np.random.default_rng(0), max_free=2, max_nodes=2)
+    start = np.array([0, 1, 1])
+    search = _Search(problem, start, np.random.default_rng(0), 2, 2, _Traffic(problem, start, 0 * start, 4, 0))
     assert search.cost == 5.0
     assert search.resolve(np.array([0, 1]), time_limit=5, seed=0)   # frees a and b: a joins b (or b joins a)
     assert search.cost == 1.0 and search._fits(search.node)
+
+
+# ---------------------------------------------------------------------------- objective=throughput
+@pytest.mark.parametrize("problem", [
+    Problem.from_topology(lf.synthetic("star", high=True), lf.cluster("lf-high")),   # lf's own workers win
+    Problem.from_topology(runtime.microbench("star", "io"), runtime.cluster(2, 4)),   # the second level's win
+], ids=["lf-star-x10", "runtime-star-io"])
+def test_throughput_objective_never_below_any_construction_and_its_figure_is_the_placements(problem):
+    result = make_scheduler("lns", {"objective": "throughput"}, time_limit=3).schedule(problem)
+    assert result.status == "heuristic" and result.lower_bound is None
+    assert not result.placement.violations(problem.graph.loads, problem.cluster)
+    achieved = predict(problem, result.placement).throughput
+    assert result.details["predicted_throughput"] == pytest.approx(achieved)
+    others = [make_scheduler(n, p).schedule(problem).placement for n, p in CONSTRUCTIONS + SPREADING]
+    best = max(predict(problem, p).throughput for p in others
+               if p is not None and not p.violations(problem.graph.loads, problem.cluster))
+    assert achieved >= best * (1 - 1e-9)
+    history = [t for _, t in result.details["history"]]
+    assert all(b > a for a, b in zip(history, history[1:])) and history[-1] == pytest.approx(achieved)
+    traffic = make_scheduler("lns", time_limit=3).schedule(problem)   # the other objective: less traffic, less throughput
+    assert _cut(problem.graph.edges, traffic.placement.node) <= _cut(problem.graph.edges, result.placement.node)
+    assert predict(problem, traffic.placement).throughput < achieved
+
+
+def test_throughput_objective_follows_the_cost_model_file(tmp_path):
+    problem = Problem.from_topology(runtime.microbench("linear", "cpu"), runtime.cluster(2, 4))
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps({"cost_model": {"worker_cpu": 0.5}}))
+    result = make_scheduler("lns", {"objective": "throughput", "cost_model": str(path)}, time_limit=2).schedule(problem)
+    model = load_cost_model(path)
+    assert result.details["predicted_throughput"] == pytest.approx(predict(problem, result.placement, model).throughput)
+    assert predict(problem, result.placement, model).throughput != pytest.approx(predict(problem, result.placement).throughput)
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"objective": "latency"}, "objective must be one of traffic, throughput"),
+    ({"cost_model": "x.json"}, "cost_model goes with objective=throughput"),
+    ({"objective": "throughput", "cost_model": "/nonexistent/model.json"}, "/nonexistent/model.json"),
+])
+def test_bad_objective_parameters_are_refused(params, message):
+    with pytest.raises(ValueError, match=message):
+        make_scheduler("lns", params)
 
 
 # ---------------------------------------------------------------------------- reschedule

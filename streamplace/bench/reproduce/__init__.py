@@ -116,7 +116,7 @@ def reported_table(table: dict[str, Reported], *, title: str):
 def reproduce(papers, out_dir: Path, *, quick: bool = False, time_limit: float = 10.0,
               console: Console | None = None, model=None, testbed_runs: list[dict] | None = None) -> list[PaperResult]:
     """Run ``papers`` (names of :data:`PAPERS`), write every output file to ``out_dir``; ``model``
-    (a :class:`~streamplace.evaluate.performance.CostModel`) replaces the default cost model;
+    (a :class:`~streamplace.model.performance.CostModel`) replaces the default cost model;
     ``testbed_runs`` (a testbed campaign's records) adds the [I]/[T3] Sec. 6 statements scored
     against the measured throughput (``statements-testbed.json`` and a report section)."""
     unknown = [p for p in papers if p not in REGISTRY]

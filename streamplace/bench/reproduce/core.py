@@ -26,7 +26,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterable
 
-from ...evaluate import performance
+from ...model import performance
 from ...evaluate.records import result_record
 from ...model import Problem
 from ...schedulers import available, make_scheduler

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...evaluate import performance
+from ...model import performance
 from ...model import Placement, Problem
 from ...schedulers import make_scheduler
 from ...workloads import fischer

@@ -8,7 +8,7 @@ online scheduler, :func:`~.core.ols`: the papers' limits, relaxed only explicitl
 the nodes the consolidating schedulers use, as the papers rerun it (4 nodes for smart-home, 3
 for frequent routes).
 
-Cost model: the project's default :class:`~streamplace.evaluate.performance.CostModel`
+Cost model: the project's default :class:`~streamplace.model.performance.CostModel`
 (10 us per tuple for operators without a cost, 2 us + 5 ns/B of serialisation per side of a
 worker crossing, 1 ms per inter-node hop), with the testbed's cores (4 and 2 per node) and
 1 Gbit/s links; the micro-benchmarks' operator costs (1 us I/O-, 10 us CPU-intensive) and the

@@ -55,11 +55,17 @@ START_TIMEOUT_S = 90.0
 class TestbedSettings:
     """Sizes of the testbed's JVMs and its CPU budget."""
 
-    worker_heap_mb: int = 256
+    worker_heap_mb: int = 256  # Storm's own rule would give each worker 128 MB per executor
     supervisor_heap_mb: int = 160
     nimbus_heap_mb: int = 384
     zookeeper_heap_mb: int = 128
     cpu_budget: float | None = None  # cores for all nodes together; None: cpu_count - HEADROOM_CORES
+
+    def __post_init__(self):
+        if min(self.worker_heap_mb, self.supervisor_heap_mb, self.nimbus_heap_mb, self.zookeeper_heap_mb) < 64:
+            raise StormError("--worker-heap-mb (and every testbed heap) must be >= 64 MB")
+        if self.cpu_budget is not None and not (0.05 <= self.cpu_budget <= 4096):
+            raise StormError(f"--cpu-budget: must be a number of cores in [0.05, 4096], got {self.cpu_budget}")
 
     def budget(self) -> float:
         return self.cpu_budget if self.cpu_budget is not None else max(0.5, (os.cpu_count() or 1) - HEADROOM_CORES)

@@ -47,11 +47,11 @@ public final class SpecComponents {
         private final SplittableRandom rng;
         private final byte[] payload;   // never written after creation: safe to share between tuples
 
-        Emitter(KeyDrawer[] drawers, Map<String, Object> conf, TopologyContext context, double tupleBytes) {
-            this.drawers = drawers;
+        Emitter(Shape shape, Map<String, Object> conf, TopologyContext context) {
+            this.drawers = shape.drawers();
             long seed = ObjectReader.getInt(conf.get(SEED), 0);
             this.rng = new SplittableRandom(seed * 1_000_003L + context.getThisTaskId());
-            this.payload = new byte[(int) Math.round(tupleBytes)];
+            this.payload = new byte[(int) Math.round(shape.op().tupleBytes())];
             rng.nextBytes(payload);
         }
 
@@ -121,7 +121,7 @@ public final class SpecComponents {
         @Override
         public void open(Map<String, Object> conf, TopologyContext context, SpoutOutputCollector collector) {
             this.collector = collector;
-            this.emitter = new Emitter(shape.drawers(), conf, context, shape.op().tupleBytes());
+            this.emitter = new Emitter(shape, conf, context);
             this.pacer = new Pacer(shape.op().sourceRate() / shape.op().parallelism());
             Object ackers = conf.get("topology.acker.executors");
             this.tracked = ackers == null || ObjectReader.getInt(ackers) > 0;
@@ -165,7 +165,7 @@ public final class SpecComponents {
         @Override
         public void prepare(Map<String, Object> conf, TopologyContext context, OutputCollector collector) {
             this.collector = collector;
-            this.emitter = new Emitter(shape.drawers(), conf, context, shape.op().tupleBytes());
+            this.emitter = new Emitter(shape, conf, context);
             this.cpuSeconds = cpuSeconds(shape.op(), conf, TaskLabels.label(context, context.getThisTaskId()));
             CpuWork.rate();
         }

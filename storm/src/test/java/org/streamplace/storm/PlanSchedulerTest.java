@@ -48,10 +48,15 @@ class PlanSchedulerTest {
         return c;
     }
 
+    /** The word-count topology (4 workers, no ackers) with {@link #PLAN} written as its plan. */
+    private TopologyDetails wordcountWithPlan() throws Exception {
+        Fixtures.writePlan(dir, "wc", PLAN);
+        return Fixtures.topology(Fixtures.WORDCOUNT, "wc-1-1", 4, 0);
+    }
+
     @Test
     void appliesThePlanExactlyWithWorkersAsAscendingPorts() throws Exception {
-        Fixtures.writePlan(dir, "wc", PLAN);
-        TopologyDetails td = Fixtures.topology(Fixtures.WORDCOUNT, "wc-1-1", 4, 0);
+        TopologyDetails td = wordcountWithPlan();
         Cluster c = round(Fixtures.scheduler(dir), null, td);
         assertEquals(Map.of("spout[0]", "a:6700", "spout[1]", "b:6700", "split[0]", "a:6701", "split[1]", "b:6700",
                             "split[2]", "b:6701", "count[0]", "a:6700", "count[1]", "b:6701"), Fixtures.placed(c, td));
@@ -114,8 +119,7 @@ class PlanSchedulerTest {
 
     @Test
     void occupiedSlotFallsBackWithTheOtherTopologyNamed() throws Exception {
-        Fixtures.writePlan(dir, "wc", PLAN);
-        TopologyDetails td = Fixtures.topology(Fixtures.WORDCOUNT, "wc-1-1", 4, 0);
+        TopologyDetails td = wordcountWithPlan();
         TopologyDetails other = Fixtures.topology(Fixtures.WORDCOUNT.replace("name: wc", "name: other"), "other-2-2", 1, 0);
         Cluster c = Fixtures.cluster(sups, Map.of(), td, other);
         c.assign(new WorkerSlot("sup-b", 6701), other.getId(), new ArrayList<>(other.getExecutors()));
@@ -128,8 +132,7 @@ class PlanSchedulerTest {
 
     @Test
     void twoTopologiesOneWithAPlanOneWithoutEachGetTheirs() throws Exception {
-        Fixtures.writePlan(dir, "wc", PLAN);
-        TopologyDetails td = Fixtures.topology(Fixtures.WORDCOUNT, "wc-1-1", 4, 0);
+        TopologyDetails td = wordcountWithPlan();
         TopologyDetails other = Fixtures.topology(Fixtures.WORDCOUNT.replace("name: wc", "name: other"), "other-2-2", 1, 0);
         Cluster c = round(Fixtures.scheduler(dir), null, td, other);
         assertEquals("a:6700", Fixtures.placed(c, td).get("spout[0]"));
@@ -139,9 +142,8 @@ class PlanSchedulerTest {
 
     @Test
     void aChangedPlanIsReappliedAndAnUnchangedOneLeftAlone() throws Exception {
-        Fixtures.writePlan(dir, "wc", PLAN);
+        TopologyDetails td = wordcountWithPlan();
         PlanScheduler s = Fixtures.scheduler(dir);
-        TopologyDetails td = Fixtures.topology(Fixtures.WORDCOUNT, "wc-1-1", 4, 0);
         Cluster first = round(s, null, td);
         Cluster same = round(s, first, td);
         assertEquals(first.getAssignmentById(td.getId()).getExecutorToSlot(), same.getAssignmentById(td.getId()).getExecutorToSlot());
@@ -155,9 +157,8 @@ class PlanSchedulerTest {
 
     @Test
     void aDeadSupervisorIsNamedAndTheRunningAssignmentKept() throws Exception {
-        Fixtures.writePlan(dir, "wc", PLAN);
+        TopologyDetails td = wordcountWithPlan();
         PlanScheduler s = Fixtures.scheduler(dir);
-        TopologyDetails td = Fixtures.topology(Fixtures.WORDCOUNT, "wc-1-1", 4, 0);
         Cluster first = round(s, null, td);
         Map<ExecutorDetails, WorkerSlot> before = new HashMap<>(first.getAssignmentById(td.getId()).getExecutorToSlot());
         sups = new TreeMap<>(Map.of("sup-a", sups.get("sup-a")));

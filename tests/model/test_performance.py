@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from streamplace.evaluate.performance import CostModel, path_latency, predict, routed_flows
+from streamplace.model.performance import CostModel, path_latency, predict, routed_flows
 from streamplace.evaluate.records import evaluation_record
 from streamplace.model import Cluster, Node, Operator, Placement, Problem, Stream, Topology
 from streamplace.model.graph import stream_flows

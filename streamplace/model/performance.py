@@ -1,4 +1,4 @@
-"""Analytic throughput and latency of a placement (docs/definitions.md, ``evaluate/performance.py``).
+"""Analytic throughput and latency of a placement (docs/definitions.md, ``model/performance.py``).
 
 The model is linear in the offered rate. At *unit offered load* (scale 1) every source task
 emits ``source_rate / parallelism`` tuples/s and every stream with ``pair_rate`` carries that
@@ -44,8 +44,11 @@ from typing import Mapping
 
 import numpy as np
 
-from ..model import Cluster, Placement, Problem, Topology
-from ..model.graph import stream_block, stream_flows
+from .cluster import Cluster
+from .graph import stream_block, stream_flows
+from .placement import Placement
+from .problem import Problem
+from .topology import Topology
 
 
 @dataclass(frozen=True)

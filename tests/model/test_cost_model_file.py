@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from streamplace.evaluate.performance import CostModel, load_cost_model
+from streamplace.model.performance import CostModel, load_cost_model
 from streamplace.model.specs import SpecError
 
 CLI = [sys.executable, "-m", "streamplace"]
