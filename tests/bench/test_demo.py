@@ -16,6 +16,7 @@ from rich.console import Console
 
 from streamplace.bench.demo import (QUICK, STEPS, app_clusters, measured_cpu_per_tuple, measured_profiling,
                                     run_demo, scoreboard)
+from streamplace.bench import report
 from streamplace.cli import main
 from streamplace.evaluate.records import METRIC_KEYS, evaluation_record
 from streamplace.model import Operator, Problem, Stream, Topology
@@ -65,7 +66,8 @@ def test_writes_the_report_files(demo):
     out, records, _, _ = demo
     html = (out / "report.html").read_text()
     assert html.startswith("<!DOCTYPE html>") and "data:image/png;base64," in html
-    assert "http://" not in html and "https://" not in html and "<script" not in html  # self-contained
+    assert "http://" not in html and "https://" not in html and html.count("<script") == 1  # self-contained
+    assert "<script src" not in html and f"<script>{report._SCRIPT}</script>" in html   # only the inline table script
     pngs = ["inter_node_cost.png", "seconds.png", "throughput.png", "latency_ms.png"]
     pngs += ["gap_to_optimum.png"] if "optimal" in available() else []
     for name in pngs:
