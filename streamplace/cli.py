@@ -387,18 +387,12 @@ def _recommend(problem: Problem, records: list[dict], objective: str, model, see
     """Marks the recommended record (``recommended``, ``reason``) and gives every record with a
     placement its change against Storm's default (``vs_<default>``), evaluating the default
     whether it was listed or not; returns the verdict in one line."""
-    from .evaluate.decision import disagreement, recommend, versus
+    from .evaluate.decision import annotate, disagreement, recommend
     from .schedulers import storm_default
     default = storm_default()
     reference = next((r for r in records if r["scheduler"] == default), None) or \
         result_record(_scheduler(default, {}, seed, None).schedule(problem), model=model)
-    decision = recommend(records, objective)
-    for i, record in enumerate(records):
-        if record.get("placement") is not None and "parallelism" not in record:
-            record[f"vs_{default}"] = versus(record, reference)
-        record["recommended"] = i == decision.index
-        if i == decision.index:
-            record["reason"] = decision.reason
+    decision = annotate(records, reference, objective, key=f"vs_{default}")
     if decision.index is None:
         return f"recommended: none ({decision.reason})"
     best = records[decision.index]

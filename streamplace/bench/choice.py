@@ -25,7 +25,7 @@ import numpy as np
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
-from ..evaluate.decision import disagreement, eligible, recommend, versus
+from ..evaluate.decision import annotate, disagreement, eligible
 from ..schedulers import storm_default
 from .display import metric
 from .report import INSTANCE_KEYS, _figure, _legend, _scale, colours, plot_metric_by_scheduler
@@ -49,21 +49,18 @@ def decide(records: Sequence[dict], objective: str = "throughput") -> list[dict]
     the rule, and why the least-traffic placement was not chosen when it was not), ``vs_default``
     and the three flat percentages (None where the job has no default record)."""
     default = storm_default()
-    out = [{**rec, "job": job_of(rec), "recommended": False} for rec in records]
+    out = [{**rec, "job": job_of(rec), "vs_default": None} for rec in records]
     for members in _jobs(records).values():
         group = [out[i] for i in members]
         reference = next((r for r in group if r.get("scheduler") == default and r.get("placement") is not None
                           and "parallelism" not in r), None)
+        decision = annotate(group, reference, objective, key="vs_default")
         for rec in group:
-            gains = versus(rec, reference) if reference is not None and rec.get("placement") is not None else {}
-            rec["vs_default"] = gains or None
-            rec.update({flat: gains.get(key) for flat, key in GAINS.items()})
-        decision = recommend(group, objective)
+            rec.update({flat: (rec["vs_default"] or {}).get(key) for flat, key in GAINS.items()})
         if decision.index is not None:
             chosen = group[decision.index]
-            chosen["recommended"] = True
             why = disagreement(group, decision.index, len(chosen["placement"]), chosen.get("n_nodes"))
-            chosen["reason"] = decision.reason + (f". {why}" if why else "")
+            chosen["reason"] += f". {why}" if why else ""
     return out
 
 

@@ -70,6 +70,20 @@ def recommend(records: list[dict], objective: str = "throughput") -> Decision:
     return Decision(best, f"{what} among {len(candidates)} placements within capacity ({ties}){tail}")
 
 
+def annotate(records: list[dict], reference: dict | None, objective: str = "throughput", *, key: str) -> Decision:
+    """Marks ``records`` (one job's) in place: ``recommended`` on every record, ``reason`` on the
+    recommended one, and under ``key`` the change against ``reference`` (:func:`versus`) on every
+    record with a placement of the job as given (none without a reference). Returns the decision."""
+    decision = recommend(records, objective)
+    for i, record in enumerate(records):
+        if reference is not None and record.get("placement") is not None and "parallelism" not in record:
+            record[key] = versus(record, reference)
+        record["recommended"] = i == decision.index
+    if decision.index is not None:
+        records[decision.index]["reason"] = decision.reason
+    return decision
+
+
 def _pct(value: float | None, reference: float | None, *, saved: bool = False) -> float | None:
     if value is None or reference is None or reference == 0:
         return None

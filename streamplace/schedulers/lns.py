@@ -113,15 +113,22 @@ class _Throughput(_Traffic):
                  model: CostModel):
         super().__init__(problem, node, worker, tasks_per_worker, seed)
         self.model = model
+        self._last = None   # (node, workers, prediction) of the last assignment predicted
 
     def performance(self, node: np.ndarray):
-        return predict(self.problem, Placement(node=node, worker=self.workers(node)), self.model)
+        """The prediction for ``node`` (the last one is kept: the search asks for the incumbent's
+        cost, then takes it, then asks for its bottleneck; each would otherwise predict again)."""
+        if self._last is None or not np.array_equal(self._last[0], node):
+            worker = self.workers(node)
+            self._last = (node.copy(), worker, predict(self.problem, Placement(node=node, worker=worker), self.model))
+        return self._last[2]
 
     def __call__(self, node: np.ndarray) -> float:
         return -self.performance(node).throughput
 
     def take(self, node: np.ndarray) -> None:
-        self.node, self.worker = node, self.workers(node)
+        self.performance(node)
+        self.node, self.worker = node, self._last[1]   # workers relative to the new incumbent: the same
 
     def bottleneck(self, node: np.ndarray) -> int:
         """The node whose CPU or NIC is the most utilised (the one that limits the rate)."""
@@ -296,20 +303,24 @@ class LnsScheduler(Scheduler):
         if self.max_free < 2 or self.max_nodes < 2 or self.prove_tasks < 0 or self.tasks_per_worker < 1:
             raise ValueError("max_free and max_nodes must be >= 2, prove_tasks >= 0, tasks_per_worker >= 1")
 
-    def _model(self) -> CostModel:
+    def _model(self) -> CostModel | None:
+        """The cost model of the throughput objective (None for traffic)."""
+        if self.objective != "throughput":
+            return None
         return load_cost_model(self.cost_model) if self.cost_model else CostModel()
 
-    def _objective(self, problem: Problem, node: np.ndarray, worker: np.ndarray) -> _Traffic:
-        """This run's objective, with (node, worker) as its reference placement."""
+    def _objective(self, problem: Problem, node: np.ndarray, worker: np.ndarray, model: CostModel | None) -> _Traffic:
+        """This run's objective, with (node, worker) as its reference placement (``model``: the
+        cost model, loaded once per run; None for the traffic objective)."""
         if self.objective == "throughput":
-            return _Throughput(problem, node, worker, self.tasks_per_worker, self.seed, self._model())
+            return _Throughput(problem, node, worker, self.tasks_per_worker, self.seed, model)
         return _Traffic(problem, node, worker, self.tasks_per_worker, self.seed)
 
-    def _starts(self, problem: Problem, start: float) -> tuple[tuple | None, str | None, list[str]]:
+    def _starts(self, problem: Problem, start: float, model: CostModel | None) -> tuple[tuple | None, str | None, list[str]]:
         """Step 1: the valid construction with the least cost, with its own workers (ties: the
         order tried), its name, and the names tried."""
         best, origin, tried = None, None, []
-        spreading = [(name, params) for name, params in SPREADING] if self.objective == "throughput" else []
+        spreading = list(SPREADING) if self.objective == "throughput" else []
         for name, params in [(n, {**p, "tasks_per_worker": self.tasks_per_worker}) for n, p in CONSTRUCTIONS] + spreading:
             if best is not None and time.perf_counter() - start > CONSTRUCTION_SHARE * self.time_limit:
                 break
@@ -322,7 +333,7 @@ class LnsScheduler(Scheduler):
             if self.objective == "throughput":   # the second level's workers may predict more than its own
                 workers.append(assign_workers(problem, node, tasks_per_worker=self.tasks_per_worker, seed=self.seed))
             for worker in workers:
-                cost = self._objective(problem, node, worker)(node)
+                cost = self._objective(problem, node, worker, model)(node)
                 if best is None or cost < best[0]:
                     best, origin = (cost, node, worker), name
         return best, origin, tried
@@ -330,11 +341,12 @@ class LnsScheduler(Scheduler):
     def _schedule(self, problem: Problem) -> Outcome:
         start = time.perf_counter()
         deadline = start + self.time_limit * (1 - SECOND_LEVEL_SHARE) - 0.2   # the rest: workers, at the end
-        best, origin, tried = self._starts(problem, start)
+        model = self._model()
+        best, origin, tried = self._starts(problem, start, model)
         if best is None:
             return Outcome(placement=None, status=Status.NO_SOLUTION,
                            message=f"none of the constructions ({', '.join(tried)}) found a placement within capacity")
-        objective = self._objective(problem, best[1], best[2])
+        objective = self._objective(problem, best[1], best[2], model)
         throughput = objective if isinstance(objective, _Throughput) else None
         search = _Search(problem, best[1], np.random.default_rng(self.seed), self.max_free, self.max_nodes, objective)
         shown = (lambda cost: -cost) if throughput else (lambda cost: cost)   # history: traffic, or throughput
@@ -420,7 +432,8 @@ class LnsScheduler(Scheduler):
                               state, max_moves, migration_weight, honoured=True)
         trajectory = [node, *_greedy_moves(weights, loads, caps, node, state, migration_weight)]
         cost_of = self._objective(problem, node, assign_workers(problem, node, tasks_per_worker=self.tasks_per_worker,
-                                                                 seed=self.seed))
+                                                                 seed=self.seed),
+                                  self._model())
         search = _Search(problem, trajectory[-1], np.random.default_rng(self.seed), self.max_free, self.max_nodes, cost_of)
         deadline = start + self.time_limit / 2
         search.refill()
