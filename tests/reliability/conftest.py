@@ -51,6 +51,7 @@ def interrupt(args, *, ready, sig=signal.SIGINT, cwd=None, timeout=240):
             assert proc.poll() is None, proc.stderr.read().decode()
             assert time.monotonic() - began < timeout, "never became ready"
             time.sleep(0.1)
+        assert proc.poll() is None, "the command finished before the signal: make its work longer"
         children = descendants(proc.pid)
         sent = time.monotonic()
         proc.send_signal(sig)

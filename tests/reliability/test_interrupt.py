@@ -52,13 +52,13 @@ def test_optimal_stops_during_the_cp_sat_solve(rel, tmp_path, sig, code):
 
 
 def test_metis_stops_during_a_large_partition(rel, tmp_path):
-    n = 60  # 18,300 tasks, 5.4 M task edges
+    n = 150  # 45,300 tasks, 13.5 M task edges: about 14 s here, so the signal at 5 s lands well inside
     ops = [{"name": "S", "parallelism": 300, "role": "source", "source_rate": 1000.0}] + \
           [{"name": f"O{i}", "parallelism": 300} for i in range(n)]
     streams = [{"from": "S", "to": "O0", "grouping": "shuffle"}] + \
               [{"from": f"O{i}", "to": f"O{i + 1}", "grouping": "shuffle"} for i in range(n - 1)]
     topo = rel.write_yaml(tmp_path / "big.yaml", {"name": "big", "operators": ops, "streams": streams})
-    cluster = rel.write_yaml(tmp_path / "c.yaml", {"name": "c", "nodes": [{"name": f"n{i}", "capacity": 400} for i in range(64)]})
+    cluster = rel.write_yaml(tmp_path / "c.yaml", {"name": "c", "nodes": [{"name": f"n{i}", "capacity": 1000} for i in range(64)]})
     before = rel.snapshot(tmp_path)
     _assert_stopped(rel, rel.interrupt(["schedule", topo, cluster, "-s", "metis", "-o", tmp_path / "r.json"], ready=_after(5)))
     assert rel.snapshot(tmp_path) == before
