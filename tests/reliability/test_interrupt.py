@@ -81,7 +81,7 @@ def test_profile_stops_with_its_jvm(rel, small, tmp_path):
     traffic = tmp_path / "traffic.csv"
     rows = 200_000
     pd.DataFrame({"window_start": [10 * (i // 24) for i in range(rows)], "window_seconds": 10,
-                  "src_task": [f"S[{i % 4}]" for i in range(rows)], "dst_task": [f"B[{i % 6}]" for i in range(rows)],
+                  "src_task": [f"S[{i % 4}]" for i in range(rows)], "dst_task": [f"B[{(i // 4) % 6}]" for i in range(rows)],  # 24 distinct edges per window
                   "tuples": 5, "bytes": 50}).to_csv(traffic, index=False)
     before = rel.snapshot(tmp_path)
     result = rel.interrupt(["profile", "--topology", topo, "--traffic", traffic, "-o", tmp_path / "profile"],
