@@ -52,7 +52,7 @@ METRICS: dict[str, Metric] = {
     "gap_pct": Metric("gap", "gap to optimum", "%"),
     "seconds": Metric("solve time", "solve time", "s"),
     "nodes_used": Metric("nodes", "nodes used", "count"),
-    "max_utilisation": Metric("max util", "max node utilisation", "load / capacity"),
+    "max_utilisation": Metric("max util", "max node utilisation", "share of capacity, cores or memory"),
     "imbalance": Metric("imbalance", "load imbalance", "max / mean"),
     "overloaded_nodes": Metric("overloaded", "overloaded nodes"),
     "network_distance": Metric("net distance", "network distance", "0 worker .. 3 rack"),

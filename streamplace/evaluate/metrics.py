@@ -52,15 +52,17 @@ def node_loads(problem: Problem, placement: Placement) -> np.ndarray:
 
 
 def utilisation(problem: Problem, placement: Placement) -> np.ndarray:
-    """Load / capacity per node (inf where a zero-capacity node holds load)."""
-    loads = node_loads(problem, placement)
-    caps = problem.cluster.capacities
+    """Per node, the highest share of what it offers that it holds, over its resources (task units,
+    and CPU and memory where stated); inf where a node offering 0 of a resource holds some."""
+    res = problem.resources
+    used, limit = res.usage(placement.node), res.limit
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(caps > 0, loads / np.where(caps > 0, caps, 1.0), np.where(loads > 0, np.inf, 0.0))
+        share = np.where(limit > 0, used / np.where(limit > 0, limit, 1.0), np.where(used > 0, np.inf, 0.0))
+    return share.max(axis=1) if share.size else np.zeros(problem.cluster.n_nodes)
 
 
 def overloaded_nodes(problem: Problem, placement: Placement) -> list[str]:
-    return [problem.cluster.nodes[j].name for j in placement.overloaded_nodes(problem.graph.loads, problem.cluster)]
+    return [problem.cluster.nodes[j].name for j in problem.overloaded(placement)]
 
 
 def nodes_used(problem: Problem, placement: Placement) -> int:

@@ -24,7 +24,7 @@ def evaluation_record(problem: Problem, placement: Placement, *, include_placeme
     record["cohesion"] = metrics.cohesion(problem, placement)
     record["coupling"] = metrics.coupling(problem, placement)
     record.update(performance.predict(problem, placement, model or performance.CostModel()).summary())
-    record["valid"] = not placement.violations(problem.graph.loads, problem.cluster)
+    record["valid"] = not problem.violations(placement)
     _undefined_to_none(record)
     if include_placement:
         record["placement"] = placement.to_mapping(problem.topology.task_labels, problem.cluster)

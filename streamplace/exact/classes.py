@@ -33,7 +33,8 @@ def interchangeable_classes(weights, loads, groups=None, *, merge: bool = False)
     partition, computed directly (``groups`` then no longer matters).
     """
     W = dense(weights)
-    loads = np.asarray(loads, dtype=float).ravel()
+    loads = np.asarray(loads, dtype=float)
+    loads = loads.reshape(loads.shape[0], -1) if loads.ndim else loads.reshape(1, 1)   # n x R: one column per resource
     n = loads.shape[0]
     if W.shape != (n, n):
         raise ValueError(f"weights must be {n}x{n}, got {W.shape}")
@@ -51,7 +52,7 @@ def interchangeable_classes(weights, loads, groups=None, *, merge: bool = False)
     reps: list[int] = []
     buckets: dict[bytes, list[int]] = {}
     for u in range(n):
-        key = np.int64(g[u]).tobytes() + np.float64(loads[u] + 0.0).tobytes() + keys[u].tobytes()
+        key = np.int64(g[u]).tobytes() + (loads[u] + 0.0).tobytes() + keys[u].tobytes()
         cands = buckets.setdefault(key, [])
         found = -1
         if cands:
@@ -89,9 +90,10 @@ def interchangeable_classes(weights, loads, groups=None, *, merge: bool = False)
 
 
 class Classes:
-    """The integer problem over classes: sizes, loads, weights; node types."""
+    """The integer problem over classes: sizes, loads, weights; node types. ``xL`` (n x E) and
+    ``xC`` (m x E), integer, are the needs and limits of E further resources (CPU, memory), if any."""
 
-    def __init__(self, cls, L, Cp, Wi):
+    def __init__(self, cls, L, Cp, Wi, xL=None, xC=None):
         self.cls = cls
         self.k = k = int(cls.max()) + 1
         self.members = [np.flatnonzero(cls == c) for c in range(k)]
@@ -105,6 +107,13 @@ class Classes:
         self.m = len(self.caps)
         self.types = sorted(set(self.caps), reverse=True)  # node types, largest capacity first
         self.nodes_of_type = {C: [j for j in range(self.m) if self.caps[j] == C] for C in self.types}
+        E = 0 if xL is None else xL.shape[1]
+        self.xload = [tuple(int(v) for v in xL[mc[0]]) for mc in self.members] if E else [()] * k
+        self.xcaps = [tuple(int(v) for v in row) for row in xC] if E else [()] * self.m
+
+    def kind(self, j: int) -> tuple:
+        """What makes node j interchangeable with another: its capacity and further limits."""
+        return (self.caps[j],) + self.xcaps[j]
 
     def counts(self, node) -> np.ndarray:
         H = np.zeros((self.k, self.m), dtype=np.int64)
@@ -133,7 +142,7 @@ def class_orbits(P: Classes) -> list[list[int]]:
             continue
         grp, seen[c] = [c], True
         for d in range(c + 1, k):
-            if seen[d] or (P.sizes[d], P.loads[d], P.wcc[d]) != (P.sizes[c], P.loads[c], P.wcc[c]):
+            if seen[d] or (P.sizes[d], P.loads[d], P.xload[d], P.wcc[d]) != (P.sizes[c], P.loads[c], P.xload[c], P.wcc[c]):
                 continue
             mask = np.ones(k, dtype=bool)
             mask[[c, d]] = False

@@ -37,13 +37,14 @@ TERM_LIMIT = 200_000  # max product terms of the class-count model (beyond: no C
 class CountModel:
     """CP-SAT model over count variables a[c][j] (see the module docstring, part 2)."""
 
-    def __init__(self, P: Classes, caps, *, product="mult", hint_counts=None, cover=True):
+    def __init__(self, P: Classes, caps, *, product="mult", hint_counts=None, cover=True, xcaps=None):
         self.m = md = cp_model.CpModel()
         k, nn = P.k, len(caps)
         sizes, cl_loads, wcc, wcd = P.sizes, P.loads, P.wcc, P.wcd
+        xcaps = xcaps if xcaps is not None else [()] * nn   # further resources' limits per node (CPU, memory)
         self.hints: list[tuple] = []
-        self.ub = [[sizes[c] if cl_loads[c] == 0 else min(sizes[c], caps[j] // cl_loads[c]) for j in range(nn)]
-                   for c in range(k)]
+        self.ub = [[min([sizes[c]] + [lim // need for need, lim in zip((cl_loads[c],) + P.xload[c], (caps[j],) + xcaps[j])
+                                      if need > 0]) for j in range(nn)] for c in range(k)]
         H = hint_counts
         self.a = [[md.new_int_var(0, self.ub[c][j], f"a{c}_{j}") for j in range(nn)] for c in range(k)]
         for c in range(k):
@@ -54,6 +55,8 @@ class CountModel:
         self.load = [sum(cl_loads[c] * self.a[c][j] for c in range(k)) for j in range(nn)]
         for j in range(nn):
             md.add(self.load[j] <= caps[j])  # Eq. 4
+            for e, lim in enumerate(xcaps[j]):   # Eq. 4 for each further resource
+                md.add(sum(P.xload[c][e] * self.a[c][j] for c in range(k)) <= lim)
         if H is not None:
             for c in range(k):
                 for j in range(nn):
@@ -240,12 +243,14 @@ def count_phase(P: Classes, H, time_limit, num_workers, seed, *, ub_cut=None, D=
                  symmetry="load", node_bound="load", params=None, log=False):
     """Solve the class-count model. Returns (cp status, counts k x m or None, bound or None)."""
     m, k = P.m, P.k
-    # nodes sorted by capacity, descending (the count model's node order), mapped back on output
-    order = [j for C in P.types for j in P.nodes_of_type[C]]
+    # nodes sorted by kind (capacity, then further limits), descending: the count model's node order,
+    # mapped back on output; nodes of one kind are interchangeable
+    kinds = sorted({P.kind(j) for j in range(m)}, reverse=True)
+    order = [j for K in kinds for j in range(m) if P.kind(j) == K]
     caps = [P.caps[j] for j in order]
     col_groups, pos = [], 0
-    for C in P.types:
-        q = len(P.nodes_of_type[C])
+    for K in kinds:
+        q = sum(P.kind(j) == K for j in range(m))
         col_groups.append(list(range(pos, pos + q)))
         pos += q
     row_groups = class_orbits(P) if symmetry == "lex" else []
@@ -259,7 +264,7 @@ def count_phase(P: Classes, H, time_limit, num_workers, seed, *, ub_cut=None, D=
             for grp in col_groups:
                 srt = sorted(grp, key=lambda j: -ld[j])
                 Hs[:, grp] = Hs[:, srt]
-    cm = CountModel(P, caps, product=product, hint_counts=Hs)
+    cm = CountModel(P, caps, product=product, hint_counts=Hs, xcaps=[P.xcaps[j] for j in order])
     md = cm.m
     if D and node_bound:
         for j, cap in enumerate(caps):

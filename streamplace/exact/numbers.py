@@ -62,10 +62,12 @@ def integer_scale(values: np.ndarray, total: float) -> tuple[int, bool]:
 
 
 def fits(node, loads, caps) -> bool:
+    """Whether ``node`` places every task within every node's capacity (``loads`` n or n x R,
+    ``caps`` m or m x R)."""
     node = np.asarray(node)
-    m = caps.size
-    if node.shape != loads.shape or (node.size and (node.min() < 0 or node.max() >= m)):
+    m = caps.shape[0]
+    if node.shape != loads.shape[:1] or (node.size and (node.min() < 0 or node.max() >= m)):
         return False
-    used = np.zeros(m)
+    used = np.zeros(caps.shape)
     np.add.at(used, node.astype(np.int64), loads)
     return bool(np.all(used <= caps))

@@ -33,6 +33,7 @@ restricted model may miss solutions: "optimal" becomes "feasible", "infeasible" 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass
@@ -86,7 +87,7 @@ class Formulation:
 
 
 def solve_min_inter_node(weights, loads, capacities, *, groups=None, time_limit=10.0, num_workers=8, seed=0,
-                         hint=None, formulation: Formulation = Formulation()) -> ExactSolution:
+                         hint=None, formulation: Formulation = Formulation(), extra=None) -> ExactSolution:
     """Place every task on one node, within capacity, minimising the inter-node cost ([I] Eq. 1-5).
 
     Args:
@@ -101,6 +102,10 @@ def solve_min_inter_node(weights, loads, capacities, *, groups=None, time_limit=
         seed: CP-SAT random seed.
         hint: optional node-per-task placement used as warm start (ignored if infeasible).
         formulation: the model and search variant (:class:`Formulation`; the default is the best).
+        extra: optional ``(needs, limits)`` of further resources every node must also hold (CPU
+            cores, memory): ``needs`` n x E, ``limits`` m x E (inf: unlimited). Eq. 4 is then
+            written once per resource; the configuration layer, which enumerates node contents
+            by one capacity, is left out (the single-node bound ignores them: still a valid bound).
 
     Returns:
         :class:`ExactSolution`. "optimal" only when proven; otherwise the best placement found
@@ -113,35 +118,64 @@ def solve_min_inter_node(weights, loads, capacities, *, groups=None, time_limit=
     caps = np.asarray(capacities, dtype=float).ravel()
     check_inputs(W, loads, caps)
     n, m = loads.size, caps.size
+    xneed, xlim = _extra(extra, n, m)
     if n == 0:
         return ExactSolution(np.zeros(0, dtype=np.int64), "optimal", 0.0, 0.0, time.perf_counter() - t_start, "task")
-    if m == 0 or loads.max() > caps.max() or math.fsum(loads) > math.fsum(caps):
+    if m == 0 or loads.max() > caps.max() or math.fsum(loads) > math.fsum(caps) or \
+            (xneed.max(axis=0) > xlim.max(axis=0)).any() or (xneed.sum(axis=0) > xlim.sum(axis=0)).any():
         return ExactSolution(None, "infeasible", None, None, time.perf_counter() - t_start, "task")
     if groups is not None and np.asarray(groups).ravel().shape != (n,):
         raise ValueError(f"groups must have one entry per task ({n})")
-    data = _IntegerData(W, loads, caps)
-    P = Classes(interchangeable_classes(W, loads, groups, merge=formulation.merge), data.L, data.C, data.W)
+    data = _IntegerData(W, loads, caps, xneed, xlim)
+    key = np.column_stack([loads, xneed])   # tasks of one class need the same of every resource
+    P = Classes(interchangeable_classes(W, key, groups, merge=formulation.merge), data.L, data.C, data.W,
+                data.xL if xneed.shape[1] else None, data.xC if xneed.shape[1] else None)
+    if xneed.shape[1]:
+        formulation = dataclasses.replace(formulation, configs=False)
     search = _Search(P, formulation, t_start + float(time_limit), num_workers, seed)
-    search.start(hint, W, loads, caps, data)
+    search.start(hint, W, np.column_stack([loads, xneed]), np.column_stack([caps, xlim]), data)
     search.bound_by_configurations(t_start + 0.3 * float(time_limit))
     search.run()
     model = ("class-count" if P.k < n else "task") + ("+config" if search.cfgs is not None else "")
     return data.solution(search, W, model, time.perf_counter() - t_start)
 
 
-class _IntegerData:
-    """Weights, loads and capacities scaled to integers (:func:`~.numbers.integer_scale`), and the
-    way back to the original units."""
+def _extra(extra, n: int, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """The further resources as ``(n x E needs, m x E limits)``, checked; E = 0 without any."""
+    if extra is None:
+        return np.zeros((n, 0)), np.zeros((m, 0))
+    need, limit = (np.asarray(a, dtype=float) for a in extra)
+    need, limit = need.reshape(n, -1), limit.reshape(m, -1)
+    if need.shape[1] != limit.shape[1]:
+        raise ValueError(f"extra: {need.shape[1]} needs per task but {limit.shape[1]} limits per node")
+    if not np.isfinite(need).all() or (need < 0).any() or np.isnan(limit).any() or (limit < 0).any():
+        raise ValueError("extra: needs must be finite and >= 0, limits >= 0 (inf: unlimited)")
+    return need, limit
 
-    def __init__(self, W: np.ndarray, loads: np.ndarray, caps: np.ndarray):
+
+def _scaled(need: np.ndarray, limit: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
+    """One resource on one integer scale: (needs, limits, exact); inexact rounds needs up and limits
+    down, so what fits the integers fits the original."""
+    s, exact = integer_scale(np.concatenate([need, limit]), float(max(need.sum(), limit.max(initial=0.0))))
+    if exact:
+        return np.round(need * s).astype(np.int64), np.round(limit * s).astype(np.int64), True
+    return np.ceil(need * s).astype(np.int64), np.floor(limit * s).astype(np.int64), False
+
+
+class _IntegerData:
+    """Weights, loads and capacities (and further resources) scaled to integers
+    (:func:`~.numbers.integer_scale`), and the way back to the original units."""
+
+    def __init__(self, W: np.ndarray, loads: np.ndarray, caps: np.ndarray, xneed: np.ndarray, xlim: np.ndarray):
         n = loads.size
         self.total_w = float(np.triu(W, 1).sum())
         self.sw, self.w_exact = integer_scale(W[np.triu_indices(n, 1)], self.total_w)
-        sl, self.l_exact = integer_scale(np.concatenate([loads, caps]), float(max(loads.sum(), caps.max())))
-        if self.l_exact:
-            self.L, self.C = np.round(loads * sl).astype(np.int64), np.round(caps * sl).astype(np.int64)
-        else:  # conservative: loads up, capacities down
-            self.L, self.C = np.ceil(loads * sl).astype(np.int64), np.floor(caps * sl).astype(np.int64)
+        self.L, self.C, self.l_exact = _scaled(loads, caps)
+        self.xL, self.xC = np.zeros(xneed.shape, dtype=np.int64), np.zeros(xlim.shape, dtype=np.int64)
+        for e in range(xneed.shape[1]):   # an unlimited node can hold every task: its limit is their sum
+            limit = np.where(np.isfinite(xlim[:, e]), xlim[:, e], xneed[:, e].sum())
+            self.xL[:, e], self.xC[:, e], exact = _scaled(xneed[:, e], limit)
+            self.l_exact &= exact
         self.W = np.round(W * self.sw).astype(np.int64)
         self.rounding_err = 0.0 if self.w_exact else float(np.triu(np.maximum(W * self.sw - self.W, 0), 1).sum())
         self.total_int = int(np.triu(self.W, 1).sum())
@@ -205,16 +239,18 @@ class _Search:
         return not self.infeasible and (self.UB is None or self.V < self.UB) and self.remaining() > 0
 
     def start(self, hint, W: np.ndarray, loads: np.ndarray, caps: np.ndarray, data: _IntegerData) -> None:
-        """The incumbent: ``hint`` if it fits, and the greedy placement if better."""
-        Lf, Cf = data.L.astype(float), data.C.astype(float)
+        """The incumbent: ``hint`` if it fits, and the greedy placement if better (``loads`` n x R
+        and ``caps`` m x R: every resource, in the original units). The greedy packs by the
+        first resource only; it counts only if it fits all."""
+        Lf, Cf = np.column_stack([data.L, data.xL]).astype(float), np.column_stack([data.C, data.xC]).astype(float)
         if hint is not None:
             h = np.asarray(hint)
             if h.dtype.kind == "f" and np.all(h == np.round(h)):
                 h = h.astype(np.int64)
-            if h.shape == (loads.size,) and h.dtype.kind in "iu" and fits(h, Lf, Cf) and fits(h, loads, caps):
+            if h.shape == loads.shape[:1] and h.dtype.kind in "iu" and fits(h, Lf, Cf) and fits(h, loads, caps):
                 self.take(self.P.counts(h), None)
         if self.f.warm_start:
-            g = greedy_placement(W, Lf, Cf)
+            g = greedy_placement(W, Lf[:, 0], Cf[:, 0])
             if g is not None and fits(g, Lf, Cf) and fits(g, loads, caps):
                 self.take(self.P.counts(g), None)
 

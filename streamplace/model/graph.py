@@ -53,6 +53,9 @@ class TaskGraph:
     rates: sp.csr_matrix
     unit: str = "tuples/s"
     meta: dict = field(default_factory=dict, compare=False)
+    # CPU cores each task was measured to use (a profile's ``cpu_cores``), or None: the topology's
+    # ``cpu_demand`` is the tasks' CPU need (model.resources)
+    cpu: np.ndarray | None = field(default=None, compare=False)
 
     @classmethod
     def from_edges(cls, n: int, src, dst, rate, loads, *, unit: str = "tuples/s") -> "TaskGraph":

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
 
 from .cluster import Cluster
 from .graph import TaskGraph, build_task_graph
 from .placement import Placement
+from .resources import Resources
 from .topology import Topology
 
 
@@ -30,12 +34,21 @@ class Problem:
     def loads(self):
         return self.graph.loads
 
+    @cached_property
+    def resources(self) -> Resources:
+        """Task units, and CPU and memory where the job states them (model.resources)."""
+        return Resources.of(self.topology, self.graph, self.cluster)
+
+    def violations(self, placement: Placement) -> list[str]:
+        """Every reason ``placement`` is not valid: structure, task units, and each stated resource."""
+        if placement.structural_errors(self.n_tasks, self.cluster):
+            return placement.structural_errors(self.n_tasks, self.cluster)
+        return placement.violations(self.graph.loads, self.cluster) + self.resources.overloads(placement, self.cluster)
+
+    def overloaded(self, placement: Placement) -> np.ndarray:
+        """Indices of the nodes that hold more than they offer of some resource."""
+        return np.flatnonzero(self.resources.over(placement.node).any(axis=1))
+
     def infeasibility(self) -> str | None:
-        """Why no capacity-respecting placement can exist, if that is obvious; else None."""
-        loads, caps = self.graph.loads, self.cluster.capacities
-        if loads.size and loads.max() > caps.max():
-            t = int(loads.argmax())
-            return f"task {self.topology.task_labels[t]} has load {loads[t]:g}, more than the largest node capacity {caps.max():g}"
-        if loads.sum() > caps.sum() + 1e-9:
-            return f"total task load {loads.sum():g} exceeds total cluster capacity {caps.sum():g}"
-        return None
+        """Why no placement can fit, if one resource alone shows it (naming the resource); else None."""
+        return self.resources.infeasibility(self.topology.task_labels)

@@ -150,7 +150,7 @@ Check = Callable[[Any, str, Callable], Any]
 OPERATOR_FIELDS: dict[str, Check] = {
     "name": _operator_name, "parallelism": _integer, "role": _string, "selectivity": _number,
     "tuple_bytes": _number, "cpu_per_tuple": _cpu, "memory_mb": _number, "cpu_demand": _number,
-    "load": _number, "source_rate": _number,
+    "cpu_percent": _number, "load": _number, "source_rate": _number,
 }
 STREAM_FIELDS: dict[str, Check] = {
     "from": _string, "to": _string, "grouping": _string, "key": _string, "pair_rate": _number,
@@ -158,7 +158,7 @@ STREAM_FIELDS: dict[str, Check] = {
 }
 NODE_FIELDS: dict[str, Check] = {
     "name": _string, "capacity": _number, "slots": _integer, "machine_type": _string,
-    "cores": _number, "memory_mb": _number, "bandwidth": _number, "rack": _string,
+    "cores": _number, "cpu_percent": _number, "memory_mb": _number, "bandwidth": _number, "rack": _string,
 }
 GROUP_FIELDS: dict[str, Check] = {**{k: v for k, v in NODE_FIELDS.items() if k != "name"}, "count": _integer, "prefix": _string}
 
@@ -173,6 +173,17 @@ def _record(item, where: str, schema: dict[str, Check], required: tuple[str, ...
         if key not in item or item[key] is None:
             fail(f"{where}.{key}", "missing required field")
     return {k: schema[k](v, f"{where}.{k}", fail) for k, v in item.items() if v is not None}
+
+
+def _cores_from_percent(rec: dict, where: str, cores: str, fail) -> dict:
+    """Storm states CPU in percent of a core (``topology.component.cpu.pcore.percent``,
+    ``supervisor.cpu.capacity``; 100 = one core): ``cpu_percent`` is read into the ``cores`` field."""
+    if "cpu_percent" in rec:
+        if cores in rec:
+            fail(f"{where}.cpu_percent", f"give {cores}{'' if cores == 'cores' else ' (cores)'} or cpu_percent "
+                                         "(Storm's percent of a core), not both")
+        rec[cores] = rec.pop("cpu_percent") / 100.0
+    return rec
 
 
 def _list(doc: dict, key: str, fail) -> list:
@@ -205,7 +216,8 @@ def _named_mapping(doc: Any, path, kind: str, keys: tuple[str, ...], fail) -> st
 def topology_from_dict(doc: Any, path: str | os.PathLike = "<topology>") -> Topology:
     fail = _failer(path)
     name = _named_mapping(doc, path, "topology", ("name", "operators", "streams"), fail)
-    ops = [_record(o, f"operators[{i}]", OPERATOR_FIELDS, ("name", "parallelism"), fail) for i, o in enumerate(_list(doc, "operators", fail))]
+    ops = [_cores_from_percent(_record(o, f"operators[{i}]", OPERATOR_FIELDS, ("name", "parallelism"), fail),
+                               f"operators[{i}]", "cpu_demand", fail) for i, o in enumerate(_list(doc, "operators", fail))]
     total = sum(o["parallelism"] for o in ops if o["parallelism"] > 0)
     if total > MAX_TASKS:
         fail("operators", f"the topology has {total:,} tasks (limit {MAX_TASKS:,})")
@@ -248,9 +260,11 @@ def cluster_from_dict(doc: Any, path: str | os.PathLike = "<cluster>") -> Cluste
     nodes: list[Node] = []
     if "nodes" in doc:
         for i, n in enumerate(_list(doc, "nodes", fail)):
-            nodes.append(Node(**_record(n, f"nodes[{i}]", NODE_FIELDS, ("name", "capacity"), fail)))
+            nodes.append(Node(**_cores_from_percent(_record(n, f"nodes[{i}]", NODE_FIELDS, ("name", "capacity"), fail),
+                                                    f"nodes[{i}]", "cores", fail)))
     else:
-        groups = [_record(g, f"groups[{i}]", GROUP_FIELDS, ("capacity", "count"), fail) for i, g in enumerate(_list(doc, "groups", fail))]
+        groups = [_cores_from_percent(_record(g, f"groups[{i}]", GROUP_FIELDS, ("capacity", "count"), fail), f"groups[{i}]",
+                                      "cores", fail) for i, g in enumerate(_list(doc, "groups", fail))]
         total = 0
         for i, g in enumerate(groups):
             if g["count"] < 0:

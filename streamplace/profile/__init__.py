@@ -18,6 +18,7 @@ CLI read a profile with pandas/pyarrow only (:func:`load_profile_graph`).
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import itertools
 import json
@@ -181,22 +182,20 @@ def read_summary(profile_dir: str | os.PathLike) -> dict:
     return summary
 
 
-def load_profile_graph(profile_dir: str | os.PathLike, topology: Topology, *, weight: str | None = None,
-                       loads: str = "topology") -> TaskGraph:
+def load_profile_graph(profile_dir: str | os.PathLike, topology: Topology, *, weight: str | None = None) -> TaskGraph:
     """The task graph whose edge weights are a measured profile (no Spark involved).
 
     ``weight`` chooses ``tuples_per_s`` or ``bytes_per_s`` (default: the ``weight`` the profile
-    was made with). Vertex weights: ``loads="topology"`` keeps the topology's per-task loads
-    (node capacities are in that unit); ``loads="cpu"`` uses the measured ``cpu_cores`` (0 for
-    tasks without load records), for clusters whose capacity is in cores.
+    was made with). Vertex weights stay the topology's per-task loads (task units, the unit of
+    node ``capacity``); the measured ``cpu_cores`` (0 for a task without load records) become
+    the tasks' CPU need, checked against the nodes' ``cores`` (model.resources), when the
+    profile has load records at all.
     """
     root = Path(profile_dir)
     summary = read_summary(root)
     weight = weight or summary.get("weight", "tuples")
     if weight not in WEIGHTS:
         raise SpecError(root / "summary.json", "weight", f"must be one of {', '.join(WEIGHTS)}, got {weight!r}")
-    if loads not in ("topology", "cpu"):
-        raise ValueError(f"loads must be 'topology' or 'cpu', got {loads!r}")
     edges_path = root / "edges.parquet"
     edges = _read_parquet(edges_path, EDGE_COLUMNS)
     src = _task_ids(edges, "src_task", topology, edges_path)
@@ -204,13 +203,17 @@ def load_profile_graph(profile_dir: str | os.PathLike, topology: Topology, *, we
     rate = edges[f"{weight}_per_s"].to_numpy(dtype=float)
     if not np.all(np.isfinite(rate)) or np.any(rate < 0):
         raise SpecError(edges_path, f"{weight}_per_s", "rates must be finite and >= 0")
-    vertex = topology.task_loads
-    if loads == "cpu":
-        loads_path = root / "loads.parquet"
-        table = _read_parquet(loads_path, LOAD_RATE_COLUMNS)
-        vertex = np.zeros(topology.n_tasks)
-        vertex[_task_ids(table, "task", topology, loads_path)] = table["cpu_cores"].to_numpy(dtype=float)
-    graph = TaskGraph.from_edges(topology.n_tasks, src, dst, rate, vertex, unit=f"{weight}/s")
+    loads_path = root / "loads.parquet"
+    table = _read_parquet(loads_path, LOAD_RATE_COLUMNS)
+    cpu = None
+    if len(table):
+        measured = table["cpu_cores"].to_numpy(dtype=float)
+        if not np.all(np.isfinite(measured)) or np.any(measured < 0):
+            raise SpecError(loads_path, "cpu_cores", "must be finite and >= 0")
+        cpu = np.zeros(topology.n_tasks)
+        cpu[_task_ids(table, "task", topology, loads_path)] = measured
+    graph = dataclasses.replace(TaskGraph.from_edges(topology.n_tasks, src, dst, rate, topology.task_loads, unit=f"{weight}/s"),
+                                cpu=cpu)
     graph.meta["profile"] = str(root)
     return graph
 

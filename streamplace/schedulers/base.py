@@ -16,6 +16,8 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import numpy as np
+
 from ..model import Placement, Problem
 from .status import Status
 
@@ -104,6 +106,10 @@ class Scheduler:
     # Whether the scheduler chooses each operator's parallelism (its result's problem is a new job)
     # rather than placing the given tasks.
     chooses_parallelism: ClassVar[bool] = False
+    # Whether the scheduler itself fits every resource a job states (task units, CPU cores, memory:
+    # model.resources). A capacity-respecting scheduler that packs by task units alone gets its
+    # placement repaired by :func:`~.fill.fit_resources` when the job states CPU or memory.
+    fits_resources: ClassVar[bool] = False
     # Whether this is Storm's own default scheduler: the reference every other placement is
     # compared with.
     storm_default: ClassVar[bool] = False
@@ -142,6 +148,8 @@ class Scheduler:
         if refused is None:
             try:
                 outcome = self._schedule(problem)
+                if self.respects_capacity and not self.fits_resources:
+                    outcome = _fit_resources(outcome, problem)
             except NoPlacement as exc:
                 outcome = Outcome(placement=None, status=exc.status, message=str(exc))
         else:
@@ -166,6 +174,31 @@ class Scheduler:
 
     def _schedule(self, problem: Problem) -> Outcome:  # pragma: no cover - abstract
         raise NotImplementedError
+
+
+def _fit_resources(outcome: Outcome, problem: Problem) -> Outcome:
+    """``outcome`` with its placement moved off any node short of a stated CPU or memory
+    (:func:`~.fill.fit_resources`); a moved task joins the destination's fullest worker (worker 0
+    on an empty node). The moves are in ``details["resource_repair"]`` and the message. A proof of
+    optimality in task units no longer holds for the moved placement: ``optimal`` becomes
+    ``feasible`` (the lower bound stays valid: the stated resources only remove placements), or
+    ``heuristic`` without a bound."""
+    placement, res = outcome.placement, problem.resources
+    if placement is None or not res.over(placement.node)[:, 1:].any():
+        return outcome
+    from .fill import fit_resources
+    node, moved = fit_resources(problem.graph.weights, res, placement.node, [n.name for n in problem.cluster.nodes])
+    worker = placement.worker.copy()
+    for t in moved:
+        on = worker[(node == node[t]) & (np.arange(node.size) != t)]
+        worker[t] = int(np.bincount(on).argmax()) if on.size else 0
+    note = f"{len(moved)} task(s) moved to fit {'/'.join(res.names[1:])}"
+    status = outcome.status
+    if status == Status.OPTIMAL:
+        status = Status.FEASIBLE if outcome.lower_bound is not None else Status.HEURISTIC
+    return dataclasses.replace(outcome, placement=Placement(node=node, worker=worker), status=status,
+                               details={**outcome.details, "resource_repair": {"moves": len(moved), "resources": list(res.names)}},
+                               message=f"{outcome.message}; {note}" if outcome.message else note)
 
 
 def with_moves(result: ScheduleResult, state, max_moves: int | None, migration_weight: float, *,

@@ -1,6 +1,7 @@
 """Placement pieces more than one scheduler is built from (as Storm composes its strategies from
 shared orderings): the contraction of a task graph onto groups of tasks, the traffic-driven
-best-fit fill of waiting tasks into free capacity, and the check that every task found a node.
+best-fit fill of waiting tasks into free capacity, the check that every task found a node, and
+the repair that makes a placement fit the CPU and memory a job states (:func:`fit_resources`).
 
 ``ischeduler`` fills what its fused groups leave and ``lns`` repairs a running placement with
 them ([I] Sec. 4.2 describes the fill for I-Scheduler; ``lns`` reuses it unchanged).
@@ -92,3 +93,46 @@ def require_placed(node: np.ndarray, loads: np.ndarray, capacities: np.ndarray) 
             f"{int(waiting.sum())} task(s) of total load {loads[waiting].sum():g} fit in no node's remaining "
             f"capacity (heaviest waiting load {loads[waiting].max():g}, largest free capacity {max(free.max(), 0):g})")
     return node
+
+
+def fit_resources(weights: sp.csr_matrix, resources, node: np.ndarray, node_names: list[str]) -> tuple[np.ndarray, list[int]]:
+    """Move tasks off the nodes that hold more of some resource than they offer; returns the new
+    ``node`` array and the tasks moved.
+
+    The shared repair for a job that states CPU or memory (model.resources) after a scheduler that
+    packs by task units alone. Node by node, most overloaded (largest excess share) first: among the
+    node's tasks that need a resource it is short of and the nodes where such a task fits in every
+    resource, move the one whose move raises the inter-node traffic least per share of the excess it
+    removes (ties: the lower task id, then the lower node index). Raises :class:`NoSolution`
+    (naming the node and resource) when no task of an overloaded node fits anywhere else.
+    """
+    node = node.copy()
+    need, limit = resources.need, resources.limit
+    m = limit.shape[0]
+    free = limit + resources.slack - resources.usage(node)
+    moved: list[int] = []
+    while True:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            excess = np.where(free < 0, -free / np.maximum(limit, 1e-300), 0.0)
+        j = int(np.argmax(excess.max(axis=1)))
+        short = free[j] < 0
+        if not short.any():
+            return node, moved
+        on = np.flatnonzero(node == j)
+        cand = on[(need[on][:, short] > 0).any(axis=1)]
+        fit = (need[cand][:, None, :] <= free[None, :, :]).all(axis=2)
+        fit[:, j] = False
+        if not fit.any():
+            r = int(np.flatnonzero(short)[0])
+            raise NoSolution(f"node {node_names[j]} holds more {resources.names[r]} than it offers and none of its tasks fits "
+                             f"on another node in every resource ({', '.join(resources.names)})")
+        onto = sp.csr_matrix((np.ones(node.size), (np.arange(node.size), node)), shape=(node.size, m))
+        aff = (weights[cand] @ onto).toarray()
+        relief = (np.minimum(need[cand][:, short], -free[j, short]) / -free[j, short]).sum(axis=1)
+        score = np.where(fit, (aff[:, [j]] - aff) / relief[:, None], np.inf)
+        i, d = np.unravel_index(int(np.argmin(score)), score.shape)
+        t = int(cand[i])
+        node[t] = d
+        free[j] += need[t]
+        free[d] -= need[t]
+        moved.append(t)

@@ -40,6 +40,12 @@ the predicted throughput rises; and one more neighbourhood kind, ``bottleneck``,
 tasks off the bottleneck node (the node whose CPU or NIC limits the sustainable rate) to the
 node where the throughput gains most. Status ``heuristic``: no bound on throughput is proven.
 
+**Stated CPU and memory** (docs/definitions.md#resources): the constructions arrive fitted to them
+(each is a scheduler's result), and step 2 writes them into the exact model; the neighbourhood
+re-solves of step 3 pack by task units only, so a placement they leave short of CPU or memory on
+some node is repaired by the shared :func:`~.fill.fit_resources` at the end (deliberate: the
+re-solves stay the single-resource model; the moves are in the result's message).
+
 Status: ``optimal`` when step 2 proved it (or no traffic crosses nodes); ``feasible`` when step 2 ran out of time with a lower
 bound (``lower_bound``); ``heuristic`` otherwise. ``details``: the starting construction, the
 improvement history ``[(seconds, traffic), ...]`` and the neighbourhoods tried and improved per
@@ -326,7 +332,7 @@ class LnsScheduler(Scheduler):
                 break
             tried.append(name)
             result = make_scheduler(name, params, seed=self.seed).schedule(problem)
-            if result.placement is None or result.placement.violations(problem.graph.loads, problem.cluster):
+            if result.placement is None or problem.violations(result.placement):
                 continue
             node = result.placement.node
             workers = [result.placement.worker]
@@ -359,7 +365,7 @@ class LnsScheduler(Scheduler):
             budget = max(0.1, (deadline - time.perf_counter()) * self.prove_share)
             sol = solve_min_inter_node(problem.graph.weights.toarray(), problem.graph.loads, problem.cluster.capacities,
                                        groups=problem.topology.operator_of_task, time_limit=budget, seed=self.seed,
-                                       hint=search.node)
+                                       hint=search.node, extra=problem.resources.extra)
             bound = sol.lower_bound
             if sol.node_of_task is not None and sol.objective is not None and sol.objective < search.cost:
                 search.node, search.cost = np.asarray(sol.node_of_task), float(sol.objective)   # (traffic: take() is a no-op)

@@ -34,6 +34,7 @@ class OptimalScheduler(Scheduler):
     """
 
     name = "optimal"
+    fits_resources = True   # stated CPU and memory are constraints of the exact model
     complexity = "exponential; bounded by time_limit and max_tasks"
     budget_param = "time_limit"
     time_limit: float = 10.0
@@ -54,12 +55,13 @@ class OptimalScheduler(Scheduler):
     def _schedule(self, problem: Problem) -> Outcome:
         sol = solve_min_inter_node(problem.graph.weights.toarray(), problem.graph.loads, problem.cluster.capacities,
                                    groups=problem.topology.operator_of_task, time_limit=self.time_limit,
-                                   num_workers=self.num_workers, seed=self.seed)
+                                   num_workers=self.num_workers, seed=self.seed, extra=problem.resources.extra)
         details = {"model": sol.model, "solver_seconds": sol.seconds}
         if sol.node_of_task is None:
             if sol.status == Status.INFEASIBLE:
                 return Outcome(placement=None, status=Status.INFEASIBLE, details=details,
-                               message="proven: no placement keeps every node's load within its capacity")
+                               message="proven: no placement keeps every node within its " + " and ".join(
+                                   "capacity" if name == "load" else name for name in problem.resources.names))
             return Outcome(placement=None, status=Status.TIMED_OUT, details=details,
                            message=f"no placement within capacity found in the time limit of {self.time_limit:g} s")
         worker = assign_workers(problem, sol.node_of_task, tasks_per_worker=self.tasks_per_worker, seed=self.seed)

@@ -22,11 +22,11 @@ memory (hard), enough cpu (hard by default as in Storm 1.0's code; the paper mak
 
 Model mapping (documented choices):
 
-* cpu need of a task = its operator's ``cpu_demand`` if > 0, else its ``load``; a node's cpu is
-  its ``capacity`` (so the papers' load-1 tasks and capacity-in-tasks nodes work unchanged).
-  ``cpu_demand`` is therefore read in node-capacity units. With ``cpu_hard`` the node's load
-  capacity is also enforced, so the placement is valid in the sense of docs/definitions.md even when
-  ``cpu_demand`` differs from ``load``. With ``cpu_hard=False`` nodes may be overloaded (the
+* cpu need of a task = its CPU need in cores when the job states one (the operator's
+  ``cpu_demand``, or the ``cpu_cores`` a profile measured: model.resources), against the node's
+  ``cores``; a job that states no CPU uses the papers' shorthand, its ``load`` against the node's
+  ``capacity``. With ``cpu_hard`` the node's load capacity is also enforced, so the placement is
+  valid in the sense of docs/definitions.md. With ``cpu_hard=False`` nodes may be overloaded (the
   metrics report it) and a negative available cpu counts as 0 in the distance.
 * memory need = operator ``memory_mb``; node memory = node ``memory_mb``, where 0 means the node
   declares none and is unlimited: it always fits, its memory term is 1 (the limit of the term as
@@ -56,6 +56,7 @@ import numpy as np
 
 from ..model import Placement, Problem, Topology
 from ..model.placement import capacity_slack
+from ..model.resources import CPU
 from .base import NoSolution, Outcome, Scheduler, register
 from .status import Status
 
@@ -110,6 +111,7 @@ class RStormScheduler(Scheduler):
 
     name = "rstorm"
     complexity = "O(n k)"
+    fits_resources = True   # CPU and memory are R-Storm's own dimensions
     cpu_hard: bool = True
     worker_max_heap_mb: float = DEFAULT_WORKER_MAX_HEAP_MB
 
@@ -122,20 +124,21 @@ class RStormScheduler(Scheduler):
         ops = topo.operators
         op_of = topo.operator_of_task
         loads = problem.loads
-        cpu_need = np.array([op.cpu_demand for op in ops])[op_of]
-        cpu_need = np.where(cpu_need > 0, cpu_need, loads)
+        res = problem.resources
+        cpu_need, cpu_cap = ((res.need[:, res.names.index(CPU)], res.limit[:, res.names.index(CPU)]) if CPU in res.names
+                             else (loads, cluster.capacities))
         mem_need = np.array([op.memory_mb for op in ops], dtype=float)[op_of]
         caps = cluster.capacities
-        cpu_avail = caps.copy()
+        cpu_avail = cpu_cap.copy()
         load_used = np.zeros(cluster.n_nodes)
         declared = np.array([n.memory_mb for n in cluster.nodes]) > 0
         mem_avail = np.where(declared, [n.memory_mb for n in cluster.nodes], np.inf)
         worker_mem = np.zeros((cluster.n_nodes, int(cluster.slots.max())))
         worker_mem[np.arange(int(cluster.slots.max())) >= cluster.slots[:, None]] = np.inf  # slots a node lacks
         racks = cluster.racks
-        tol = capacity_slack(caps)
+        tol, cpu_tol = capacity_slack(caps), capacity_slack(cpu_cap)
         # the first task's rack: the most available cpu + (declared) memory
-        first_rack = int(np.argmax(np.bincount(racks, weights=caps + np.where(declared, mem_avail, 0.0))))
+        first_rack = int(np.argmax(np.bincount(racks, weights=cpu_cap + np.where(declared, mem_avail, 0.0))))
 
         order = rstorm_task_order(topo)
         node = np.empty(topo.n_tasks, dtype=np.int64)
@@ -146,7 +149,7 @@ class RStormScheduler(Scheduler):
             room = worker_mem + mem <= self.worker_max_heap_mb
             ok = room.any(axis=1) & (mem <= mem_avail) & ((racks == first_rack) if ref is None else True)
             if self.cpu_hard:
-                ok &= (cpu <= cpu_avail + tol) & (load_used + loads[t] <= caps + tol)
+                ok &= (cpu <= cpu_avail + cpu_tol) & (load_used + loads[t] <= caps + tol)
             if not ok.any():
                 raise NoSolution(self._no_node(topo.task_labels[t], cpu, mem, ref is None, cpu_avail, mem_avail))
             mem_term = np.where(declared, _ratio_sq(mem, np.where(declared, mem_avail, 0.0)), 1.0)

@@ -17,15 +17,17 @@ from streamplace.exact.classes import interchangeable_classes
 
 
 def brute_force(W, loads, caps):
-    """Minimum inter-node cost over all feasible assignments, or None if none is feasible."""
+    """Minimum inter-node cost over all feasible assignments, or None if none is feasible
+    (``loads`` n or n x R and ``caps`` m or m x R: every resource must fit)."""
     W, loads, caps = np.asarray(W, float), np.asarray(loads, float), np.asarray(caps, float)
     n, m = len(loads), len(caps)
+    loads, caps = loads.reshape(n, -1), caps.reshape(m, -1)
     best = None
     for assign in itertools.product(range(m), repeat=n):
-        used = [0.0] * m
+        used = np.zeros(caps.shape)
         for t, j in enumerate(assign):
             used[j] += loads[t]
-        if any(used[j] > caps[j] for j in range(m)):
+        if (used > caps).any():
             continue
         cost = sum(W[u, v] for u in range(n) for v in range(u + 1, n) if assign[u] != assign[v])
         if best is None or cost < best:
@@ -42,7 +44,7 @@ def check_solution(sol: ExactSolution, W, loads, caps, expected):
     x = np.asarray(sol.node_of_task)
     assert x.shape == (len(loads),)
     assert x.min() >= 0 and x.max() < len(caps)
-    used = np.zeros(len(caps))
+    used = np.zeros(np.shape(caps))
     np.add.at(used, x, np.asarray(loads, float))
     assert np.all(used <= np.asarray(caps, float) + 1e-12), (used, caps)
     # the objective, recomputed here without the module's helper
@@ -272,3 +274,40 @@ def test_linear_32_heterogeneous_is_proven():
     W, ops = micro("linear", 32)
     sol = solve_min_inter_node(W, np.ones(32), HETEROGENEOUS, groups=ops, time_limit=60)
     assert sol.status == "optimal" and sol.objective == 24 and sol.lower_bound == 24
+
+
+@st.composite
+def two_resource_instance(draw):
+    """A block instance whose operators also need memory, on nodes that offer some (or unlimited)."""
+    W, loads, caps, ops = draw(block_instance())
+    k = int(ops.max()) + 1
+    memory = np.array(draw(st.lists(st.sampled_from([0, 256, 512, 1024]), min_size=k, max_size=k)), float)[ops]
+    offered = np.array(draw(st.lists(st.sampled_from([0.0, 512.0, 1024.0, 2048.0, np.inf]), min_size=len(caps),
+                                     max_size=len(caps))))
+    return W, loads, caps, ops, memory, offered
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(two_resource_instance(), st.booleans())
+def test_a_second_resource_matches_brute_force(inst, use_groups):
+    """Eq. 4 once per resource: the optimum over placements that fit both capacity and memory."""
+    W, loads, caps, ops, memory, offered = inst
+    sol = solve_min_inter_node(W, loads, caps, groups=ops if use_groups else None, time_limit=5,
+                               extra=(memory[:, None], offered[:, None]))
+    both_loads, both_caps = np.column_stack([loads, memory]), np.column_stack([caps, offered])
+    check_solution(sol, W, both_loads, both_caps, brute_force(W, both_loads, both_caps))
+
+
+def test_a_second_resource_changes_the_optimum():
+    """Two pairs of heavy talkers joined by a light edge, two nodes of capacity 4: by capacity all four
+    share a node (cost 0); with 1 GB per node and 512 MB per task two fit per node, so each pair
+    takes a node and only the light edge is cut (cost 1); with 1 GB + 512 MB the tasks do not fit."""
+    W = np.zeros((4, 4))
+    W[0, 1] = W[1, 0] = W[2, 3] = W[3, 2] = 5.0
+    W[1, 2] = W[2, 1] = 1.0
+    caps = [4, 4]
+    assert solve_min_inter_node(W, [1, 1, 1, 1], caps).objective == 0.0
+    sol = solve_min_inter_node(W, [1, 1, 1, 1], caps, extra=(np.full((4, 1), 512.0), np.array([[1024.0], [1024.0]])))
+    assert sol.status == "optimal" and sol.objective == 1.0   # each pair on its own node: only the light edge cut
+    tight = solve_min_inter_node(W, [1, 1, 1, 1], caps, extra=(np.full((4, 1), 512.0), np.array([[1024.0], [512.0]])))
+    assert tight.status == "infeasible"

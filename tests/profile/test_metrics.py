@@ -173,10 +173,10 @@ def test_profile_round_trips_into_a_task_graph(spark, tmp_path):
     for row in prof.edges.itertuples():
         expected[TOPO.task_id(row.src_task), TOPO.task_id(row.dst_task)] = row.bytes_per_s
     assert np.allclose(dense, expected, rtol=1e-12, atol=0)
-    assert np.array_equal(graph.loads, TOPO.task_loads)
-    tuples = load_profile_graph(tmp_path / "prof", TOPO, weight="tuples", loads="cpu")
+    assert np.array_equal(graph.loads, TOPO.task_loads)   # task units stay the topology's
+    assert np.allclose(graph.cpu, [0.1 * t for t in range(6)])   # CPU: measured, 3 t CPU seconds per 30 s
+    tuples = load_profile_graph(tmp_path / "prof", TOPO, weight="tuples")
     assert tuples.rates.sum() == pytest.approx(prof.edges["tuples_per_s"].sum())
-    assert np.allclose(tuples.loads, [0.1 * t for t in range(6)])
     other = Topology.build("other", [Operator("a", 1), Operator("b", 3)], [Stream("a", "b")])
     with pytest.raises(SpecError, match=r"src_task: unknown task 'a\[1\]'"):
         load_profile_graph(tmp_path / "prof", other)

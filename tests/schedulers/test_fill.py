@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from streamplace.model import Placement
 from streamplace.schedulers import NoSolution
 from streamplace.schedulers.fill import best_fit, reduced_graph, require_placed
 
@@ -35,3 +36,18 @@ def test_require_placed_names_what_did_not_fit():
     with pytest.raises(NoSolution, match=r"1 task\(s\) of total load 3 fit in no node's remaining capacity "
                                          r"\(heaviest waiting load 3, largest free capacity 3\)"):
         require_placed(np.array([0, 1, -1]), loads, np.array([2.0, 4.0]))
+
+
+def test_fit_resources_moves_the_cheapest_task_to_a_node_where_it_fits_everything():
+    from streamplace.model import Cluster, Operator, Problem, Stream, Topology
+    from streamplace.model.cluster import Node
+    from streamplace.schedulers.fill import fit_resources
+    # s -> b (2 tasks each, all-to-all); b needs 600 MB, node a offers 1000 MB: one b must leave a.
+    topo = Topology.build("t", [Operator("s", 2), Operator("b", 2, memory_mb=600)], [Stream("s", "b")])
+    problem = Problem.from_topology(topo, Cluster.build("c", [Node("a", 4, memory_mb=1000), Node("x", 4, memory_mb=1000)]))
+    node, moved = fit_resources(problem.graph.weights, problem.resources, np.array([0, 0, 0, 0]), ["a", "x"])
+    assert moved == [2] and node.tolist() == [0, 0, 1, 0]   # b[0] (ties: lower id) costs 2 edges anywhere
+    assert problem.violations(Placement(node=node, worker=np.zeros(4, dtype=int))) == []
+    full = Problem.from_topology(topo, Cluster.build("c", [Node("a", 4, memory_mb=1000), Node("x", 0, memory_mb=1000)]))
+    with pytest.raises(NoSolution, match="node a holds more memory than it offers and none of its tasks fits"):
+        fit_resources(full.graph.weights, full.resources, np.array([0, 0, 0, 0]), ["a", "x"])

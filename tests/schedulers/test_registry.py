@@ -8,6 +8,7 @@ import pytest
 
 from streamplace.evaluate.metrics import inter_node_cost, inter_worker_cost
 from streamplace.model import Cluster, Operator, Problem, Stream, Topology
+from streamplace.model.cluster import Node
 from streamplace.schedulers import REGISTRY, ScheduleResult, available, make_scheduler, storm_default
 from streamplace.schedulers.status import Status
 from streamplace.workloads import microbench
@@ -89,3 +90,46 @@ def test_refusals_give_the_reason_and_schedule_reports_it():
                           [Stream("s", "b", grouping="global")])
     reason = make_scheduler("throughput").applicable(Problem.from_topology(glob, Cluster.from_capacities({4.0: 2})))
     assert "s -> b uses global grouping" in reason
+
+
+def _memory_bound_job():
+    """12 tasks that fit 3 nodes of capacity 6 by task units, but b's 512 MB tasks do not all fit a 2 GB node."""
+    ops = [Operator("s", 4, role="source", source_rate=100.0, memory_mb=256), Operator("a", 4, memory_mb=256),
+           Operator("b", 4, memory_mb=512, cpu_demand=0.5)]
+    topo = Topology.build("mem", ops, [Stream("s", "a"), Stream("a", "b")])
+    nodes = [Node(f"n{i}", 6, cores=2, memory_mb=2048) for i in range(3)]
+    return Problem.from_topology(topo, Cluster.build("c", nodes))
+
+
+@pytest.mark.parametrize("name", [n for n in PLACING if REGISTRY[n].respects_capacity])
+def test_every_capacity_respecting_scheduler_fits_cpu_and_memory(name):
+    problem = _memory_bound_job()
+    assert problem.resources.names == ("load", "cpu", "memory")
+    result = make_scheduler(name, FAST_PARAMS.get(name), seed=1).schedule(problem)
+    assert result.placement is not None, result.message
+    assert problem.violations(result.placement) == []
+    used = problem.resources.usage(result.placement.node)
+    assert (used[:, 2] <= 2048).all() and (used[:, 1] <= 2).all()   # recomputed, in MB and cores
+    if not REGISTRY[name].fits_resources and "resource_repair" in result.details:
+        assert result.status != Status.OPTIMAL and "moved to fit cpu/memory" in result.message
+
+
+def test_optimal_is_the_optimum_under_memory():
+    """The exact scheduler's cost equals the best over every placement that fits all three resources."""
+    problem = _memory_bound_job()
+    small = Problem.from_topology(Topology.build("m", [dataclasses.replace(op, parallelism=2) for op in problem.topology.operators],
+                                                 problem.topology.streams),
+                                  Cluster.build("c", [Node(f"n{i}", 3, cores=2, memory_mb=1024) for i in range(3)]))
+    result = make_scheduler("optimal").schedule(small)
+    best = min(inter_node_cost(small, p) for p in _all_valid(small))
+    assert result.status == Status.OPTIMAL and inter_node_cost(small, result.placement) == pytest.approx(best)
+
+
+def _all_valid(problem):
+    import itertools
+    from streamplace.model import Placement
+    n, m = problem.n_tasks, problem.cluster.n_nodes
+    for nodes in itertools.product(range(m), repeat=n):
+        placement = Placement(node=np.array(nodes), worker=np.zeros(n, dtype=int))
+        if not problem.violations(placement):
+            yield placement

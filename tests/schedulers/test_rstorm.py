@@ -60,8 +60,12 @@ def test_memory_is_hard_and_workers_fill_up_to_the_heap():
 
 
 def test_cpu_demand_is_the_cpu_need():
-    res = run(single(3, cpu_demand=2), [Node("a", 4), Node("b", 4)])
+    res = run(single(3, cpu_demand=2), [Node("a", 4), Node("b", 4)])   # 2 cores each on 4-core nodes
     assert res.placement.node.tolist() == [0, 0, 1]
+    # cores, not capacity, bind: the tightest fit a (2 cores) takes one 1.5-core task, b (4 cores) the next two;
+    # by capacity 9 all three would stay on a
+    real = run(single(3, cpu_demand=1.5), [Node("a", 9, cores=2), Node("b", 9, cores=4)])
+    assert real.placement.node.tolist() == [0, 1, 1]
 
 
 def test_soft_cpu_may_overload():
@@ -73,10 +77,15 @@ def test_soft_cpu_may_overload():
 
 
 def test_no_solution_messages():
-    res = run(single(1, memory_mb=300), [Node("a", 4, memory_mb=100)])
+    # rack r1 has the most available cpu + memory (8 + 400 > 1 + 400) but no node of it takes 300 MB; c could
+    nodes = [Node("a", 4, memory_mb=200, rack="r1"), Node("b", 4, memory_mb=200, rack="r1"), Node("c", 1, memory_mb=400, rack="r2")]
+    res = run(single(1, memory_mb=300), nodes)
     assert res.status == "no_solution" and res.placement is None
     assert res.message == ("rstorm: no node in the rack with the most available resources can host task s[0] "
-                           "(cpu need 1, memory need 300 MB, worker heap 768 MB): most available cpu 4, memory 100 MB")
+                           "(cpu need 1, memory need 300 MB, worker heap 768 MB): most available cpu 4, memory 400 MB")
+    proven = run(single(1, memory_mb=300), [Node("a", 4, memory_mb=100)])   # no node has 300 MB: refused before the search
+    assert proven.status == "infeasible" and proven.message == (
+        "task s[0] needs 300 MB of memory, more than the largest node offers (100 MB)")
     heap = run(single(1, memory_mb=1000), [Node("a", 4)])
     assert heap.status == "no_solution" and heap.message.endswith("worker heap 768 MB): most available cpu 4, memory unlimited")
 
