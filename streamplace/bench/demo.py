@@ -433,7 +433,8 @@ def _intro(run: DemoRun, quick: bool, wall: float) -> str:
         f"(8high) and a heterogeneous (4high+4low) testbed cluster, then the micro-benchmarks on the papers' clusters. "
         f"{len(run.records)} results in {wall:.0f} s.",
         f"Applications: {apps}.",
-        "Inter-node traffic of the applications is in measured tuples/s. The throughput scheduler chooses its own "
+        "Inter-node traffic of the applications is in measured tuples/s, and each task's CPU need is the cores the "
+        "profile measured for it, checked against every node's cores beside its task capacity. The throughput scheduler chooses its own "
         "parallelism (details in results.json): its inter-node traffic is that of another job; its predicted "
         "throughput compares. Where the optimal solver did not prove the optimum within its time limit (workloads "
         "starred in the gap plot), gaps are measured against its lower bound, which can lie far below the optimum.",
