@@ -41,8 +41,9 @@ class Problem:
 
     def violations(self, placement: Placement) -> list[str]:
         """Every reason ``placement`` is not valid: structure, task units, and each stated resource."""
-        if placement.structural_errors(self.n_tasks, self.cluster):
-            return placement.structural_errors(self.n_tasks, self.cluster)
+        broken = placement.structural_errors(self.n_tasks, self.cluster)
+        if broken:
+            return broken
         return placement.violations(self.graph.loads, self.cluster) + self.resources.overloads(placement, self.cluster)
 
     def overloaded(self, placement: Placement) -> np.ndarray:

@@ -126,8 +126,9 @@ def fit_resources(weights: sp.csr_matrix, resources, node: np.ndarray, node_name
             r = int(np.flatnonzero(short)[0])
             raise NoSolution(f"node {node_names[j]} holds more {resources.names[r]} than it offers and none of its tasks fits "
                              f"on another node in every resource ({', '.join(resources.names)})")
-        onto = sp.csr_matrix((np.ones(node.size), (np.arange(node.size), node)), shape=(node.size, m))
-        aff = (weights[cand] @ onto).toarray()
+        rows = weights[cand].tocoo()   # traffic of each candidate to each node: its own edges only
+        aff = np.zeros((cand.size, m))
+        np.add.at(aff, (rows.row, node[rows.col]), rows.data)
         relief = (np.minimum(need[cand][:, short], -free[j, short]) / -free[j, short]).sum(axis=1)
         score = np.where(fit, (aff[:, [j]] - aff) / relief[:, None], np.inf)
         i, d = np.unravel_index(int(np.argmin(score)), score.shape)

@@ -125,8 +125,8 @@ class RStormScheduler(Scheduler):
         op_of = topo.operator_of_task
         loads = problem.loads
         res = problem.resources
-        cpu_need, cpu_cap = ((res.need[:, res.names.index(CPU)], res.limit[:, res.names.index(CPU)]) if CPU in res.names
-                             else (loads, cluster.capacities))
+        r = res.names.index(CPU) if CPU in res.names else None
+        cpu_need, cpu_cap = (loads, cluster.capacities) if r is None else (res.need[:, r], res.limit[:, r])
         mem_need = np.array([op.memory_mb for op in ops], dtype=float)[op_of]
         caps = cluster.capacities
         cpu_avail = cpu_cap.copy()
