@@ -35,7 +35,8 @@ def problems() -> dict[str, Problem]:
 
 def show(label: str, s: dict) -> None:
     taus = ", ".join(f"{e} {t:+.2f}" for e, t in s["kendall_tau"].items())
-    print(f"  {label:10} median |error| {s['median_abs_error']:7.1%}   mean tau {s['mean_kendall_tau']:+.2f}   ({taus})")
+    print(f"  {label:10} median |error| {s['median_abs_error']:7.1%}   mean tau {s['mean_kendall_tau']:+.2f}   ({taus})   "
+          f"ordered as measured: {s['pairs_agree']}/{s['pairs']} pairs apart beyond noise")
 
 
 def main() -> int:

@@ -10,7 +10,9 @@ repetition so that no scheduler's runs sit in a row and drift of the machine spr
 
 Operating point: the spouts are saturated (every spout task asked for :data:`SATURATED_RATE`
 tuples/s; back-pressure holds them to what the placement sustains), so the measured rate is the
-placement's sustainable throughput, the figure the performance model predicts. The papers' own
+placement's sustainable throughput, the figure the performance model predicts. Executor queues
+are kept small (:data:`QUEUE_CONF`) so that back-pressure, not a queue still filling, sets the
+rate within the warm-up. The papers' own
 runs used Storm 1.x with acking and ``max.spout.pending``, where throughput also depends on
 latency; that operating point is not run here (no ackers: 0 acker executors).
 
@@ -60,6 +62,14 @@ SCHEDULERS = (
     ("optimal", "optimal", {"time_limit": 10.0}),
 )
 SATURATED_RATE = 50_000.0  # tuples/s asked of every spout task: far above what 2 cores sustain
+#: Storm settings of every campaign run: executor receive queues of 1,024 tuples instead of Storm
+#: 2's 32,768. Saturated spouts fill every queue before back-pressure holds them: 30 executors'
+#: default queues hold ~10^6 tuples, a minute and more of this testbed's rate, in 256-MB worker
+#: heaps. The 2026-11-24 runs with default queues measured p50 latencies of 17-108 s (still in
+#: that fill transient) and a placement's runs 3x apart; with 1,024-tuple queues the same
+#: linear-io placements ran 1.4-7x faster and their two runs 3-26 % apart (pilot of 2026-11-25,
+#: docs/performance-model.md).
+QUEUE_CONF = {"topology.executor.receive.buffer.size": 1024}
 QUICK_WORKLOADS = ("linear-io", "diamond-cpu", "smart-home@2high+4low")
 
 
@@ -95,6 +105,13 @@ def saturated(topology: Topology, rate: float = SATURATED_RATE) -> Topology:
     ops = [dataclasses.replace(op, source_rate=rate * op.parallelism) if op.role == "source" else op
            for op in topology.operators]
     return Topology.build(topology.name, ops, topology.streams)
+
+
+def saturated_job(name: str, topology: Topology, placement: Placement, duration_s: float) -> Job:
+    """A measured testbed job: ``topology`` with :func:`saturated` spouts, under ``placement``,
+    with the small queues of :data:`QUEUE_CONF` and the traffic monitor on."""
+    topo = Topology.build(name, saturated(topology).operators, topology.streams)
+    return Job(name, topo, placement, workers_of(placement), monitor=True, duration_s=duration_s, conf=dict(QUEUE_CONF))
 
 
 def plan(scenarios: Sequence[runtime.Scenario], schedulers=SCHEDULERS) -> list[Cell]:
@@ -168,8 +185,7 @@ def run_campaign(out_dir: Path, scenarios: Sequence[runtime.Scenario], *, reps: 
         jobs, cell_of = [], {}
         for rep, c in order:
             name = job_name(c, rep)
-            topo = Topology.build(name, saturated(c.problem.topology).operators, c.problem.topology.streams)
-            jobs.append(Job(name, topo, c.placement, workers_of(c.placement), monitor=True, duration_s=settings.duration_s))
+            jobs.append(saturated_job(name, c.problem.topology, c.placement, settings.duration_s))
             cell_of[name] = (rep, c)
         work = out_dir / "work" / cluster_name
         monitor = work / "monitor"
@@ -184,7 +200,7 @@ def run_campaign(out_dir: Path, scenarios: Sequence[runtime.Scenario], *, reps: 
                    "scheduler": c.scheduler, "rep": rep, "job": event["job"],
                    **measured(c.problem, c.placement, event, monitor, settings),
                    "workers": workers_of(c.placement), "finished_s": round(time.monotonic() - began, 1),
-                   "cpu_budget": bed.budget(),
+                   "cpu_budget": bed.budget(), "queue": QUEUE_CONF["topology.executor.receive.buffer.size"],
                    "placement": c.placement.to_mapping(c.problem.topology.task_labels, c.problem.cluster)}
             rec.update(with_model(rec, predicted_figures(c.problem, c.placement, model, bed.budget())))
             out.append(rec)

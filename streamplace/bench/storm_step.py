@@ -31,7 +31,7 @@ from ..storm.run import Job, RunSettings, run_jobs
 from ..storm.testbed import holder, preflight
 from ..evaluate.decision import recommend
 from ..evaluate.fit import predicted_figures
-from .campaign import measured, saturated
+from .campaign import measured, saturated, saturated_job
 
 WARMUP_S = 10.0
 MEASURE_S = 10.0
@@ -71,8 +71,6 @@ def run_storm_step(records: list[dict], out_dir: Path, problem_from_files, *, mo
         raise StormError(f"no placement within capacity to run for {first['workload']} on {first['cluster']}")
     problem = problem_from_files(out_dir, best)
     mode, why = testbed_or_reason()
-    if mode == "cluster":   # embedded Storm halts on back-pressure between its in-process workers
-        problem = Problem.from_topology(saturated(problem.topology), problem.cluster)
     plan = placement_from_dict({"placement": best["placement"]}, problem.topology, problem.cluster, "demo record")
     default = storm_default()   # Storm's own placement, with as many workers as the plan uses
     even = make_scheduler(default, {"workers": workers_of(plan)}).schedule(problem).placement
@@ -84,8 +82,13 @@ def run_storm_step(records: list[dict], out_dir: Path, problem_from_files, *, mo
     work = out_dir / "storm" / "work"
     shutil.rmtree(work, ignore_errors=True)
     runs = {best["scheduler"]: plan, default: even}
-    jobs = [Job(f"{first['workload']}-{name}", problem.topology, placement, workers_of(placement), monitor=True,
-                duration_s=MEASURE_S) for name, placement in runs.items()]
+    if mode == "cluster":   # saturated; embedded Storm halts on back-pressure between its in-process workers
+        jobs = [saturated_job(f"{first['workload']}-{name}", problem.topology, placement, MEASURE_S)
+                for name, placement in runs.items()]
+        problem = Problem.from_topology(saturated(problem.topology), problem.cluster)
+    else:
+        jobs = [Job(f"{first['workload']}-{name}", problem.topology, placement, workers_of(placement), monitor=True,
+                    duration_s=MEASURE_S) for name, placement in runs.items()]
     began = time.monotonic()
     results = run_jobs(problem.cluster, jobs, settings, work, monitor_dir=work / "monitor",
                        on_event=lambda e: e.get("event") == "result" and log(f"storm: measured {e['job']}"))

@@ -25,10 +25,11 @@ from ..model.specs import placement_from_dict
 from ..model.performance import CostModel, predict
 
 #: the constants fitted by default: the engine's per-tuple cost, serialisation across workers, the
-#: fixed CPU of a worker process (the structures the analytic model lacked or guessed)
-FITTED = ("task_cpu_per_tuple", "ser_cpu_per_tuple", "worker_cpu")
+#: fixed CPU of a worker process and of a node hosting workers (the structures the analytic model
+#: lacked or guessed)
+FITTED = ("task_cpu_per_tuple", "ser_cpu_per_tuple", "worker_cpu", "node_cpu")
 #: where a constant that is 0 in the starting model starts the search (a scale, not a guess)
-START_AT = {"task_cpu_per_tuple": 1e-6, "ser_cpu_per_tuple": 1e-6, "ser_cpu_per_byte": 1e-9, "worker_cpu": 0.01,
+START_AT = {"task_cpu_per_tuple": 1e-6, "ser_cpu_per_tuple": 1e-6, "ser_cpu_per_byte": 1e-9, "worker_cpu": 0.01, "node_cpu": 0.01,
             "default_cpu_per_tuple": 1e-6, "header_bytes": 1.0}
 
 
@@ -42,6 +43,7 @@ class Case:
     placement: Placement
     measured: float
     runs: int
+    sd: float = math.nan    # sample standard deviation of the runs (nan: one run)
 
 
 def cpu_scale(cluster: Cluster, budget: float) -> float:
@@ -67,7 +69,9 @@ def cases_from_runs(runs: Sequence[dict], problems: dict[str, Problem], cpu_budg
         base = problems[exp]
         problem = Problem.from_topology(base.topology, scaled_cluster(base.cluster, float(rs[0].get("cpu_budget", cpu_budget))))
         placement = placement_from_dict({"placement": rs[0]["placement"]}, base.topology, base.cluster, f"{exp}/{sched}")
-        out.append(Case(exp, sched, problem, placement, float(np.mean([r["bolt_throughput"] for r in rs])), len(rs)))
+        values = np.array([r["bolt_throughput"] for r in rs], dtype=float)
+        out.append(Case(exp, sched, problem, placement, float(values.mean()), len(rs),
+                        float(values.std(ddof=1)) if len(rs) > 1 else math.nan))
     return out
 
 
@@ -98,7 +102,7 @@ def fit(cases: Sequence[Case], start: CostModel, params: Sequence[str] = FITTED,
     """The model with ``params`` fitted to ``cases`` (others as in ``start``) and the fit's facts."""
     from scipy.optimize import minimize
     measured = np.log(np.array([c.measured for c in cases]))
-    x0 = np.log(np.array([getattr(start, p) or START_AT.get(p, 1e-6) for p in params]))
+    x0 = x_start = np.log(np.array([getattr(start, p) or START_AT.get(p, 1e-6) for p in params]))
 
     def model_at(x) -> CostModel:
         return dataclasses.replace(start, **{p: float(math.exp(v)) for p, v in zip(params, x)})
@@ -116,22 +120,41 @@ def fit(cases: Sequence[Case], start: CostModel, params: Sequence[str] = FITTED,
         if np.allclose(res.x, x0, atol=1e-4):
             break
         x0 = res.x
-    best = model_at(res.x)
-    return best, {"params": list(params), "loss": float(res.fun), "iterations": iterations, "converged": bool(res.success),
-                  "cases": len(cases)}
+    # a constant driven 10^3 below its starting scale is 0 (the logarithm never reaches it)
+    x = np.array([v if math.exp(v) >= 1e-3 * math.exp(s) else -math.inf for v, s in zip(res.x, x_start)])
+    return model_at(x), {"params": list(params), "loss": loss(x), "iterations": iterations,
+                         "converged": bool(res.success), "cases": len(cases)}
+
+
+def distinguishable(a: Case, b: Case) -> bool:
+    """Whether two cells' measured means differ by more than twice the standard error of their
+    difference (cells of one run have no spread and are never distinguishable)."""
+    if a.runs < 2 or b.runs < 2:
+        return False
+    return abs(a.measured - b.measured) > 2.0 * math.sqrt(a.sd ** 2 / a.runs + b.sd ** 2 / b.runs)
 
 
 def scores(model: CostModel, cases: Sequence[Case]) -> dict:
-    """Median absolute relative error of throughput, and Kendall's tau per experiment (mean too)."""
+    """Median absolute relative error of throughput, Kendall's tau per experiment (mean too), and
+    ``pairs_agree``/``pairs``: of the pairs of placements of one experiment whose measured
+    throughputs are :func:`distinguishable`, how many the model orders the same way. (Tau counts
+    every pair, also those whose measured order is within the run-to-run noise.)"""
     from scipy.stats import kendalltau
     pred = predictions(model, cases)
     meas = np.array([c.measured for c in cases])
     rel = np.abs(pred - meas) / meas
     taus = {}
+    pairs = agree = 0
     for exp in sorted({c.experiment for c in cases}):
         idx = [i for i, c in enumerate(cases) if c.experiment == exp]
         if len(idx) > 1:
             taus[exp] = float(kendalltau(meas[idx], pred[idx]).statistic)
+        for k, i in enumerate(idx):
+            for j in idx[k + 1:]:
+                if distinguishable(cases[i], cases[j]):
+                    pairs += 1
+                    agree += (meas[i] - meas[j]) * (pred[i] - pred[j]) > 0
     finite = [t for t in taus.values() if math.isfinite(t)]
     return {"median_abs_error": float(np.median(rel)), "kendall_tau": taus,
-            "mean_kendall_tau": float(np.mean(finite)) if finite else math.nan, "cases": len(cases)}
+            "mean_kendall_tau": float(np.mean(finite)) if finite else math.nan, "cases": len(cases),
+            "pairs": pairs, "pairs_agree": int(agree)}

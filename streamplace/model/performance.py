@@ -10,13 +10,15 @@ rate per communicating pair; at scale ``s`` all rates are multiplied by ``s``.
    sender's worker if there are any, else shuffle over all of them (Storm's
    ``LocalOrShuffleGrouping``; [LF] Sec. 4 relies on it).
 2. **Demand per node** at unit load. CPU (reference core-seconds per second): each task's
-   ``cpu_per_tuple x in_rate`` (the linear part of [N] Eq. 5, ``TCU = e x IR + MET``; the
+   ``(cpu_per_tuple + task_cpu_per_tuple) x in_rate`` (the linear part of [N] Eq. 5, ``TCU = e x IR + MET``; the
    constant MET is left out so the model stays linear) plus, for every tuple crossing a worker
    boundary, ``ser_cpu_per_tuple + ser_cpu_per_byte x tuple_bytes`` at the sender (Kryo
    serialisation) and again at the receiver (deserialisation). NIC: bytes/s of inter-node
    tuples (``tuple_bytes + header_bytes`` each), inbound and outbound counted apart because
    the papers' 1 Gbit/s Ethernet links are full duplex: ``nic_demand = max(in, out)``.
-3. **Capacity**: ``cores x speed(machine_type)`` and ``bandwidth``. The max sustainable scale is
+3. **Capacity**: ``(cores - worker_cpu x workers - node_cpu) x speed(machine_type)`` (the
+   fixed CPU of the node's worker processes and of the node itself, where it hosts workers) and
+   ``bandwidth``. The max sustainable scale is
    ``min`` over nodes and both resources of capacity / demand; the argmin is the bottleneck
    (``"node03:cpu"``; ties go to the lowest node index, CPU before NIC). Throughput is reported
    as the papers do ([I] Sec. 5, [N] Sec. 3: tuples executed per second summed over all tasks)
@@ -92,10 +94,14 @@ class CostModel:
     #: idle executors' wait strategy); subtracted from its node's CPU capacity. 0: fitted to the
     #: testbed, it went to 0 (docs/performance-model.md).
     worker_cpu: float = 0.0
+    #: cores each node that hosts at least one worker uses whatever its load (its Storm
+    #: supervisor and the node's share of the engine's background work); subtracted from its CPU
+    #: capacity. 0 until fitted (docs/performance-model.md).
+    node_cpu: float = 0.0
 
     def __post_init__(self):
         for name in ("default_cpu_per_tuple", "ser_cpu_per_tuple", "ser_cpu_per_byte", "header_bytes",
-                     "hop_ms_same_worker", "hop_ms_other_worker", "hop_ms_other_node", "task_cpu_per_tuple", "worker_cpu"):
+                     "hop_ms_same_worker", "hop_ms_other_worker", "hop_ms_other_node", "task_cpu_per_tuple", "worker_cpu", "node_cpu"):
             value = getattr(self, name)
             if not np.isfinite(value) or value < 0:
                 raise ValueError(f"CostModel.{name} must be a finite number >= 0, got {value}")
@@ -373,7 +379,8 @@ def predict(problem: Problem, placement: Placement, model: CostModel = CostModel
     cpu, nic_in, nic_out = node_demands(node, cluster.n_nodes, task_cpu, in_rate, hops)
     speed = model.speeds(cluster)
     workers = placement.workers_used(cluster)
-    cpu_capacity = np.maximum(0.0, np.array([n.cores for n in cluster.nodes], dtype=float) - model.worker_cpu * workers) * speed
+    cores = np.array([n.cores for n in cluster.nodes], dtype=float)
+    cpu_capacity = np.maximum(0.0, cores - model.worker_cpu * workers - model.node_cpu * (workers > 0)) * speed
     bandwidth = np.array([n.bandwidth for n in cluster.nodes], dtype=float)
     names = [n.name for n in cluster.nodes]
     max_scale, bottleneck = sustainable_scale(cpu, cpu_capacity, np.maximum(nic_in, nic_out), bandwidth, names)

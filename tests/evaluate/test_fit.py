@@ -58,3 +58,43 @@ def test_worker_cpu_takes_capacity_from_the_node_per_worker():
     cores = np.array([n.cores for n in base.cluster.nodes], float)
     assert np.allclose(loaded.cpu_capacity, cores - 0.5 * workers)
     assert loaded.throughput < plain.throughput
+
+
+def test_a_constant_the_runs_do_not_need_is_fitted_to_exactly_zero(cases):
+    """Measured by a model without an engine cost per tuple: the fit drives
+    ``task_cpu_per_tuple`` down to 0 (not to a denormal like 1e-176), and recovers the rest."""
+    truth = dataclasses.replace(TRUE, task_cpu_per_tuple=0.0)
+    measured = predictions(truth, cases)
+    cases = [dataclasses.replace(c, measured=float(m)) for c, m in zip(cases, measured)]
+    model, _ = fit(cases, dataclasses.replace(START, worker_cpu=truth.worker_cpu), ("task_cpu_per_tuple", "ser_cpu_per_tuple"))
+    assert model.task_cpu_per_tuple == 0.0
+    assert model.ser_cpu_per_tuple == pytest.approx(truth.ser_cpu_per_tuple, rel=0.05)
+    assert scores(model, cases)["median_abs_error"] < 0.02
+
+
+def test_node_cpu_takes_capacity_only_from_nodes_that_host_workers():
+    base = Problem.from_topology(runtime.microbench("linear", "cpu"), runtime.named_cluster("2high+4low"))
+    packed = make_scheduler("t3").schedule(base).placement   # fits on the two high capacity nodes
+    from streamplace.model.performance import predict
+    loaded = predict(base, packed, CostModel(node_cpu=0.25))
+    hosting = packed.workers_used(base.cluster) > 0
+    cores = np.array([n.cores for n in base.cluster.nodes], float)
+    assert 0 < hosting.sum() < len(cores)
+    assert np.allclose(loaded.cpu_capacity, np.where(hosting, cores - 0.25, cores))
+
+
+def test_pairs_within_the_noise_are_left_out_of_the_pair_agreement(cases):
+    """Three cells of one experiment: A and B 10 apart with sd 1 over 4 runs (apart: 10 > 2 x
+    sqrt(1/4 + 1/4) = 1.41), B and C 1 apart (within the noise), A and C apart. A model that
+    orders A > B > C agrees on both distinguishable pairs; swapping B and C costs tau but no pair."""
+    from streamplace.evaluate.fit import distinguishable
+    a, b, c = (dataclasses.replace(cases[i], experiment="x", runs=4, sd=1.0) for i in range(3))
+    a, b, c = (dataclasses.replace(x, measured=m) for x, m in ((a, 30.0), (b, 20.0), (c, 19.0)))
+    assert distinguishable(a, b) and distinguishable(a, c) and not distinguishable(b, c)
+    assert not distinguishable(dataclasses.replace(a, runs=1), b)   # one run: no spread known
+    pred = predictions(TRUE, [a, b, c])
+    order = {x.scheduler: p for x, p in zip((a, b, c), pred)}
+    s = scores(TRUE, [a, b, c])
+    expected = sum((m1 - m2) * (order[x.scheduler] - order[y.scheduler]) > 0
+                   for (x, m1), (y, m2) in (((a, 30.0), (b, 20.0)), ((a, 30.0), (c, 19.0))))
+    assert s["pairs"] == 2 and s["pairs_agree"] == expected
