@@ -20,12 +20,11 @@ from pathlib import Path
 
 from streamplace.bench import campaign
 from streamplace.evaluate.fit import FITTED, cases_from_runs, fit, scores
-from streamplace.model.performance import CostModel
+from streamplace.model.performance import load_cost_model
 from streamplace.model import Problem
 from streamplace.workloads import runtime
 
-ANALYTIC = CostModel(default_cpu_per_tuple=1e-5, ser_cpu_per_tuple=2e-6, ser_cpu_per_byte=5e-9, header_bytes=6.0,
-                     task_cpu_per_tuple=0.0, worker_cpu=0.0)   # the constants before the testbed existed
+ANALYTIC = load_cost_model(Path(__file__).resolve().parents[1] / "docs/cost-models/analytic.json")  # before the testbed
 
 
 def problems() -> dict[str, Problem]:
@@ -44,9 +43,16 @@ def main() -> int:
     ap.add_argument("campaign", type=Path, help="campaign directory (runs.jsonl) or runs.jsonl")
     ap.add_argument("-o", "--output", type=Path, required=True, help="fitted cost model file to write")
     ap.add_argument("--params", nargs="*", default=list(FITTED))
+    ap.add_argument("--compare", type=Path, action="append", default=[], metavar="FILE",
+                    help="also score this cost model file on both sets (repeatable), e.g. the bundled model before a refit")
     args = ap.parse_args()
     from streamplace.bench.reproduce.measured import load_runs
-    runs = load_runs(args.campaign)
+    from streamplace.model.specs import SpecError
+    try:
+        runs = load_runs(args.campaign)
+    except SpecError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     train_runs = [r for r in runs if r["kind"].startswith("micro-")]
     valid_runs = [r for r in runs if not r["kind"].startswith("micro-")]
     probs = problems()
@@ -56,6 +62,11 @@ def main() -> int:
           f"{sorted({c.experiment for c in train})}")
     print(f"validation: {len(valid)} placements ({len(valid_runs)} runs), experiments "
           f"{sorted({c.experiment for c in valid})}")
+    try:
+        others = {str(f): load_cost_model(f) for f in args.compare}
+    except SpecError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     model, info = fit(train, ANALYTIC, args.params)
     print(f"fitted {', '.join(f'{p} = {getattr(model, p):.4g}' for p in args.params)} "
           f"(loss {info['loss']:.4f}, {info['iterations']} iterations)")
@@ -64,6 +75,8 @@ def main() -> int:
             continue
         print(name)
         show("analytic", scores(ANALYTIC, cases))
+        for label, other in others.items():
+            show(label, scores(other, cases))
         show("fitted", scores(model, cases))
     doc = {"cost_model": model.to_dict(),
            "provenance": {"fitted_on": str(args.campaign), "date": date.today().isoformat(), "params": list(args.params),

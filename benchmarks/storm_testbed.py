@@ -84,6 +84,9 @@ def main() -> int:
         campaign.run_campaign(args.output, campaign.experiments(names), reps=args.reps, settings=settings,
                               model=CostModel())
         print(f"campaign wall time: {time.monotonic() - began:.0f} s")
+    if not runs_file.is_file():
+        print(f"{runs_file}: no campaign runs here (run without --summary-only first)", file=sys.stderr)
+        return 2
     runs = [json.loads(line) for line in runs_file.read_text().splitlines() if line.strip()]
     model = load_cost_model(args.cost_model) if args.cost_model else CostModel()
     runs = campaign.repredict(runs, model, TestbedSettings().budget())

@@ -65,9 +65,10 @@ class CostModel:
     #: papers' 2.4-2.7 GHz testbed cores ([I] Sec. 5, [LF] Sec. 4).
     default_cpu_per_tuple: float = 1e-5
     #: CPU s per tuple per side for a tuple crossing a worker (Kryo, Storm's transfer queue and
-    #: Netty per-message handling): 29.2 us, fitted to the Storm testbed (docs/performance-model.md:
-    #: 18 runs of the linear I/O-intensive micro-benchmark, 9 placements; the analytic guess was 2 us).
-    ser_cpu_per_tuple: float = 2.92e-5
+    #: Netty per-message handling): 7.51 us, fitted to the Storm testbed (docs/performance-model.md:
+    #: 54 runs of the linear and diamond I/O-intensive and the linear CPU-intensive
+    #: micro-benchmarks, 27 placements, 2026-11-25; the analytic guess was 2 us).
+    ser_cpu_per_tuple: float = 7.51e-6
     #: CPU s per payload byte per side: 5 ns/B, i.e. ~200 MB/s per core, Kryo-class throughput.
     ser_cpu_per_byte: float = 5e-9
     #: wire bytes added to every inter-node tuple: Storm's Netty ``TaskMessage`` frame (2-byte
@@ -88,16 +89,17 @@ class CostModel:
     machine_speed: Mapping[str, float] = field(default_factory=dict)
     #: CPU s per tuple that every task pays on top of its operator's own work: the engine's
     #: per-tuple cost (executor queue hand-off, emit and routing, task hooks). 0: fitted to the
-    #: testbed together with ``ser_cpu_per_tuple``, it went to 0 (docs/performance-model.md).
+    #: testbed together with the three below, the fit drove it to 0 (docs/performance-model.md).
     task_cpu_per_tuple: float = 0.0
-    #: cores each worker process uses whatever its load (heartbeats, Netty and system threads,
-    #: idle executors' wait strategy); subtracted from its node's CPU capacity. 0: fitted to the
-    #: testbed, it went to 0 (docs/performance-model.md).
-    worker_cpu: float = 0.0
+    #: cores each worker process uses whatever its load (heartbeats, metrics ticks, Netty and
+    #: JVM threads, idle executors' wait strategy); subtracted from its node's CPU capacity:
+    #: 0.0128 cores, fitted to the testbed with ``ser_cpu_per_tuple`` (same runs).
+    worker_cpu: float = 0.0128
     #: cores each node that hosts at least one worker uses whatever its load (its Storm
-    #: supervisor and the node's share of the engine's background work); subtracted from its CPU
-    #: capacity. 0 until fitted (docs/performance-model.md).
-    node_cpu: float = 0.0
+    #: supervisor, the worker launches' log pumps); subtracted from its CPU capacity: 0.0750
+    #: cores, fitted to the testbed with ``ser_cpu_per_tuple`` (same runs). Only runs on the
+    #: 2 high + 4 low cluster, where placements use 2 to 6 nodes, tell it apart from the rest.
+    node_cpu: float = 0.0750
 
     def __post_init__(self):
         for name in ("default_cpu_per_tuple", "ser_cpu_per_tuple", "ser_cpu_per_byte", "header_bytes",

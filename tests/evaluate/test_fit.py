@@ -11,8 +11,8 @@ from streamplace.model import Problem
 from streamplace.schedulers import make_scheduler
 from streamplace.workloads import runtime
 
-TRUE = CostModel(task_cpu_per_tuple=3e-5, ser_cpu_per_tuple=8e-6, worker_cpu=0.05)
-START = CostModel(ser_cpu_per_tuple=2e-6)   # the analytic constants before the testbed fit
+TRUE = CostModel(task_cpu_per_tuple=3e-5, ser_cpu_per_tuple=8e-6, worker_cpu=0.05, node_cpu=0.0)
+START = CostModel(ser_cpu_per_tuple=2e-6, worker_cpu=0.0, node_cpu=0.0)   # the analytic constants before the testbed fit
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +52,8 @@ def test_worker_cpu_takes_capacity_from_the_node_per_worker():
     base = Problem.from_topology(runtime.microbench("linear", "cpu"), runtime.named_cluster("1high+2low"))
     placement = make_scheduler("even").schedule(base).placement
     from streamplace.model.performance import predict
-    plain = predict(base, placement, CostModel())
-    loaded = predict(base, placement, CostModel(worker_cpu=0.5))
+    plain = predict(base, placement, CostModel(worker_cpu=0.0, node_cpu=0.0))
+    loaded = predict(base, placement, CostModel(worker_cpu=0.5, node_cpu=0.0))
     workers = placement.workers_used(base.cluster)
     cores = np.array([n.cores for n in base.cluster.nodes], float)
     assert np.allclose(loaded.cpu_capacity, cores - 0.5 * workers)
@@ -76,7 +76,7 @@ def test_node_cpu_takes_capacity_only_from_nodes_that_host_workers():
     base = Problem.from_topology(runtime.microbench("linear", "cpu"), runtime.named_cluster("2high+4low"))
     packed = make_scheduler("t3").schedule(base).placement   # fits on the two high capacity nodes
     from streamplace.model.performance import predict
-    loaded = predict(base, packed, CostModel(node_cpu=0.25))
+    loaded = predict(base, packed, CostModel(worker_cpu=0.0, node_cpu=0.25))
     hosting = packed.workers_used(base.cluster) > 0
     cores = np.array([n.cores for n in base.cluster.nodes], float)
     assert 0 < hosting.sum() < len(cores)

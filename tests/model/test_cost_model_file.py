@@ -49,3 +49,10 @@ def test_evaluate_uses_the_cost_model_file(tmp_path):
     assert slow["throughput"] < default["throughput"]
     bad = run("evaluate", "t.yaml", "c.yaml", "p.json", "--cost-model", "nowhere.json")
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "nowhere.json" in bad.stderr
+
+
+def test_the_bundled_defaults_are_the_fitted_cost_model_file():
+    """One home for the fitted constants: CostModel() is docs/cost-models/testbed-fit.json."""
+    from pathlib import Path
+    bundled = Path(__file__).resolve().parents[2] / "docs" / "cost-models" / "testbed-fit.json"
+    assert load_cost_model(bundled) == CostModel()

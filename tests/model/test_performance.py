@@ -7,7 +7,12 @@ from streamplace.model import Cluster, Node, Operator, Placement, Problem, Strea
 from streamplace.model.graph import stream_flows
 
 # ser per tuple per side = 1e-5 + 1e-8 x 1000 B = 2e-5 s; wire = 1000 + 24 B
-MODEL = CostModel(ser_cpu_per_tuple=1e-5, ser_cpu_per_byte=1e-8, header_bytes=24.0)
+def worked_model(**constants) -> CostModel:
+    """The model the hand-worked figures below use: no fixed CPU per worker or node."""
+    return CostModel(**{"worker_cpu": 0.0, "node_cpu": 0.0, **constants})
+
+
+MODEL = worked_model(ser_cpu_per_tuple=1e-5, ser_cpu_per_byte=1e-8, header_bytes=24.0)
 
 
 def pair_problem(bandwidth=2e6, cpu_b=1e-4):
@@ -49,7 +54,7 @@ def test_machine_speed_and_per_type_cpu_table():
     topo = Topology.build("t", [Operator("a", 2, source_rate=2.0, cpu_per_tuple={"fast": 0.1, "slow": 0.4})])
     cluster = Cluster.build("c", [Node("f", 1, cores=2, machine_type="fast"), Node("s", 1, cores=2, machine_type="slow")])
     p = Problem.from_topology(topo, cluster)
-    perf = predict(p, Placement(node=[0, 1], worker=[0, 0]), CostModel(machine_speed={"fast": 4.0}))
+    perf = predict(p, Placement(node=[0, 1], worker=[0, 0]), worked_model(machine_speed={"fast": 4.0}))
     # the table holds seconds measured on each type: reference demand 0.1 x 4 and 0.4 x 1
     assert perf.cpu_capacity.tolist() == [8.0, 2.0] and perf.cpu_demand.tolist() == pytest.approx([0.4, 0.4])
     assert perf.bottleneck == "s:cpu" and perf.max_scale == pytest.approx(5.0)
@@ -83,7 +88,7 @@ def test_local_or_shuffle_stays_in_the_worker_and_spreads_otherwise():
 def test_local_or_shuffle_placement_changes_network_demand():
     cluster = Cluster.build("c", [Node("n0", 3, slots=1), Node("n1", 3, slots=1)])
     p = Problem.from_topology(lor_topology(), cluster)
-    model = CostModel(header_bytes=0.0)
+    model = worked_model(header_bytes=0.0)
     # every a task with two b tasks in its worker: nothing crosses a node
     local = predict(p, Placement(node=[0, 1, 0, 0, 1, 1], worker=[0] * 6), model)
     assert local.nic_demand.tolist() == [0.0, 0.0]
@@ -158,7 +163,7 @@ def diamond_problem():
 def test_predicted_latency_on_a_diamond_with_one_remote_branch():
     # r on n1, the rest in one worker; at zero load: same-worker hop 0.05 + 0.1 ms service;
     # inter-node hop 1 ms + 1 ms transfer (1000 B at 1e6 B/s) + 0.1 ms + 0.02 ms deserialisation
-    model = CostModel(ser_cpu_per_tuple=1e-5, ser_cpu_per_byte=1e-8, header_bytes=0.0)
+    model = worked_model(ser_cpu_per_tuple=1e-5, ser_cpu_per_byte=1e-8, header_bytes=0.0)
     perf = predict(diamond_problem(), Placement(node=[0, 0, 1, 0], worker=[0, 0, 0, 0]), model, offered_scale=0.0)
     # both branches carry 2 tuples/s: t = (2 x 0.30 + 2 x 4.24) / 4
     assert perf.latency_ms == pytest.approx((0.3 + 4.24) / 2)
@@ -173,7 +178,7 @@ def test_mm1_queueing_terms_at_the_receiver():
                           [Stream("a", "b")])
     cluster = Cluster.build("c", [Node("n0", 1, cores=1, bandwidth=2e7), Node("n1", 1, cores=1, bandwidth=2e7)])
     p = Problem.from_topology(topo, cluster)
-    model = CostModel(ser_cpu_per_tuple=1e-5, ser_cpu_per_byte=1e-8, header_bytes=0.0)
+    model = worked_model(ser_cpu_per_tuple=1e-5, ser_cpu_per_byte=1e-8, header_bytes=0.0)
     perf = predict(p, Placement(node=[0, 1], worker=[0, 0]), model, offered_scale=1e4)
     assert perf.latency_ms == pytest.approx(1.2)
     assert predict(p, Placement(node=[0, 1], worker=[0, 0]), model, offered_scale=3e4).latency_ms == np.inf
@@ -196,6 +201,6 @@ def test_evaluation_record_carries_the_prediction_and_bad_input_is_refused():
 def test_no_demand_means_unbounded_and_json_safe():
     topo = Topology.build("t", [Operator("a", 2, source_rate=10.0)])
     p = Problem.from_topology(topo, Cluster.build("c", [Node("n0", 2)]))
-    perf = predict(p, Placement(node=[0, 0], worker=[0, 0]), CostModel(default_cpu_per_tuple=0.0))
+    perf = predict(p, Placement(node=[0, 0], worker=[0, 0]), worked_model(default_cpu_per_tuple=0.0))
     assert perf.max_scale == np.inf and perf.bottleneck is None and perf.cpu_utilisation.tolist() == [0.0]
     assert perf.summary() == {"throughput": None, "bottleneck": None, "latency_ms": 0.0}
