@@ -22,6 +22,7 @@ from pathlib import Path
 
 from streamplace.bench import campaign
 from streamplace.model.performance import CostModel, load_cost_model
+from streamplace.storm import StormError
 from streamplace.storm.run import RunSettings
 from streamplace.storm.testbed import TestbedSettings
 
@@ -81,8 +82,12 @@ def main() -> int:
         names = list(campaign.QUICK_WORKLOADS) if args.quick else args.experiments
         settings = RunSettings(duration_s=args.duration, warmup_s=args.warmup, window_s=args.window, mode="cluster")
         began = time.monotonic()
-        campaign.run_campaign(args.output, campaign.experiments(names), reps=args.reps, settings=settings,
-                              model=CostModel())
+        try:
+            campaign.run_campaign(args.output, campaign.experiments(names), reps=args.reps, settings=settings,
+                                  model=CostModel())
+        except (StormError, ValueError) as exc:   # testbed preflight or start, unknown experiment
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         print(f"campaign wall time: {time.monotonic() - began:.0f} s")
     if not runs_file.is_file():
         print(f"{runs_file}: no campaign runs here (run without --summary-only first)", file=sys.stderr)

@@ -40,7 +40,7 @@ from ...model import Cluster
 from .. import jvm
 from ..errors import StormError
 from .cgroups import CpuCgroups
-from .network import CONTROL_IP, CONTROL_NS, Network, NodeLink, bridge_exists, leftover_namespaces
+from .network import CONTROL_IP, CONTROL_NS, Network, NodeLink, bridge_exists, leftover_namespaces, leftover_veths
 
 LOCK_FILE = Path("/run/streamplace-testbed.lock")
 HEADROOM_CORES = 0.5
@@ -194,7 +194,7 @@ class Testbed:
         self._lock = fh
 
     def _clean_leftovers(self, groups: CpuCgroups) -> None:
-        if leftover_namespaces() or bridge_exists() or groups.parent.exists():
+        if leftover_namespaces() or leftover_veths() or bridge_exists() or groups.parent.exists():
             self.log("testbed: removing what an earlier, killed testbed run left behind")
             _teardown(groups)
 

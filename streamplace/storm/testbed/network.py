@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -137,10 +138,17 @@ class Network:
         return out
 
     @staticmethod
-    def destroy() -> None:
-        """Remove every testbed namespace (their veths go with them) and the bridge; never fails."""
+    def destroy(wait_s: float = 10.0) -> None:
+        """Remove every testbed namespace, veth and the bridge; never fails. The kernel removes a
+        deleted namespace's veths in the background: this waits (up to ``wait_s``) until their
+        host ends are gone too, so that a testbed started right after does not find them."""
         for netns in leftover_namespaces():
             subprocess.run(["ip", "netns", "delete", netns], capture_output=True)
+        deadline = time.monotonic() + wait_s
+        while leftover_veths() and time.monotonic() < deadline:
+            for veth in leftover_veths():
+                subprocess.run(["ip", "link", "delete", veth], capture_output=True)
+            time.sleep(0.1)
         if bridge_exists():
             subprocess.run(["ip", "link", "delete", BRIDGE], capture_output=True)
 
@@ -153,6 +161,13 @@ def _leaf(index: int) -> str:
 def leftover_namespaces() -> list[str]:
     done = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
     return [line.split()[0] for line in done.stdout.splitlines() if line.startswith(NETNS_PREFIX)]
+
+
+def leftover_veths() -> list[str]:
+    """Host ends of testbed veths (``spvc``, ``spv<i>``) in this namespace."""
+    done = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True)
+    names = (line.split(":")[1].strip().split("@")[0] for line in done.stdout.splitlines() if line.count(":") >= 2)
+    return [n for n in names if re.fullmatch(r"spv(c|\d+)", n)]
 
 
 def bridge_exists() -> bool:

@@ -9,7 +9,7 @@ import pytest
 from streamplace.storm import StormError
 from streamplace.storm.testbed import preflight
 from streamplace.storm.testbed.cgroups import CpuCgroups
-from streamplace.storm.testbed.network import BRIDGE, bridge_exists, leftover_namespaces
+from streamplace.storm.testbed.network import BRIDGE, bridge_exists, leftover_namespaces, leftover_veths
 
 
 @pytest.fixture(scope="session")
@@ -22,8 +22,8 @@ def testbed_ready(storm_ready):
 
 
 def leftovers() -> list[str]:
-    """Whatever of a testbed still exists: namespaces, the bridge, cgroups, processes."""
-    out = list(leftover_namespaces())
+    """Whatever of a testbed still exists: namespaces, veths, the bridge, cgroups, processes."""
+    out = list(leftover_namespaces()) + leftover_veths()
     if bridge_exists():
         out.append(BRIDGE)
     groups = CpuCgroups.detect()

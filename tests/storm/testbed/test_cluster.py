@@ -112,3 +112,17 @@ def test_sigint_mid_run_stops_and_tears_down(testbed_ready, tmp_path):
     assert took < 10, took
     assert leftovers() == []
     assert not (tmp_path / "out").exists()
+
+
+def test_a_network_can_be_built_again_right_after_it_was_destroyed(testbed_ready):
+    """The kernel drops a deleted namespace's veths in the background; destroy waits for them,
+    so back-to-back testbeds (a campaign after a test run) do not meet 'File exists'."""
+    from streamplace.storm.testbed.network import Network, NodeLink
+    nodes = [NodeLink(i, f"n{i}", 1.25e8) for i in range(4)]
+    try:
+        for _ in range(3):
+            Network(nodes).create()
+            Network.destroy()
+            assert leftovers() == []
+    finally:
+        Network.destroy()
