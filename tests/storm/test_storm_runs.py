@@ -116,6 +116,19 @@ def test_run_json_reports_the_plan_applied_and_measured_figures(measured):
     assert "measured_inter_node_bytes" not in run   # embedded Storm has no wire to count on
 
 
+def test_every_task_spends_its_operators_cpu_per_tuple_spouts_too(measured):
+    """The model charges a source task ``cpu_per_tuple`` per emitted tuple, as it does a bolt per
+    executed one; the executor threads' CPU (the monitor's ``cpu_seconds``) is at least that."""
+    p, placement, out, run = measured
+    load = pd.read_json(out / run["load_file"], lines=True)
+    per_task = load.groupby("task")[["executed", "cpu_seconds"]].sum()
+    for op in p.topology.operators:
+        if op.cpu_per_tuple:
+            rows = per_task[per_task.index.str.startswith(f"{op.name}[")]
+            assert rows["executed"].sum() > 0, op.name
+            assert rows["cpu_seconds"].sum() / rows["executed"].sum() >= 0.8 * op.cpu_per_tuple, op.name
+
+
 def test_monitor_records_profile_unchanged_with_the_topologys_structure(measured, spark):
     from streamplace.profile.metrics import build_profile
     p, placement, out, run = measured

@@ -45,7 +45,7 @@ def five_groupings(name="groupings", *, rate=400.0, ops=("src", "Fan", "pick", "
     """Every grouping once; component names sort differently from their declaration order."""
     src, fan, pick, glob, all_, loc = ops
     topo = Topology.build(name, [
-        Operator(src, 2, role="source", source_rate=rate, tuple_bytes=64),
+        Operator(src, 2, role="source", source_rate=rate, tuple_bytes=64, cpu_per_tuple=1e-4),
         Operator(fan, 3, cpu_per_tuple=1e-6),
         Operator(pick, 3),
         Operator(glob, 2),

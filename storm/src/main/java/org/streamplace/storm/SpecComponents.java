@@ -100,9 +100,11 @@ public final class SpecComponents {
     }
 
     /**
-     * Emits {@code source_rate / parallelism} tuples per second per task. It keeps pace with the
-     * wall clock, but never more than one second behind: a source that back-pressure slowed
-     * down does not burst to make up for more than a second.
+     * Emits {@code source_rate / parallelism} tuples per second per task, spending
+     * {@code cpu_per_tuple} seconds of real CPU on each (producing a record: what the performance
+     * model charges a source task per tuple). It keeps pace with the wall clock, but never more
+     * than one second behind: a source that back-pressure slowed down does not burst to make up
+     * for more than a second.
      */
     public static final class SpecSpout extends BaseRichSpout {
         private static final long serialVersionUID = 1L;
@@ -111,6 +113,7 @@ public final class SpecComponents {
         private transient SpoutOutputCollector collector;
         private transient Emitter emitter;
         private transient Pacer pacer;
+        private transient double cpuSeconds;
         private transient boolean tracked;
         private transient long msgId;
 
@@ -123,6 +126,8 @@ public final class SpecComponents {
             this.collector = collector;
             this.emitter = new Emitter(shape, conf, context);
             this.pacer = new Pacer(shape.op().sourceRate() / shape.op().parallelism());
+            this.cpuSeconds = cpuSeconds(shape.op(), conf, TaskLabels.label(context, context.getThisTaskId()));
+            CpuWork.rate();
             Object ackers = conf.get("topology.acker.executors");
             this.tracked = ackers == null || ObjectReader.getInt(ackers) > 0;
         }
@@ -130,6 +135,7 @@ public final class SpecComponents {
         @Override
         public void nextTuple() {
             for (int n = pacer.due(System.nanoTime(), MAX_BURST); n > 0; n--) {
+                CpuWork.spend(cpuSeconds);
                 Values v = emitter.tuple(Tuples.nowMicros());
                 if (tracked) {
                     collector.emit(v, msgId++);
