@@ -21,15 +21,8 @@ from pathlib import Path
 from streamplace.bench import campaign
 from streamplace.evaluate.fit import FITTED, cases_from_runs, fit, scores
 from streamplace.model.performance import load_cost_model
-from streamplace.model import Problem
-from streamplace.workloads import runtime
 
 ANALYTIC = load_cost_model(Path(__file__).resolve().parents[1] / "docs/cost-models/analytic.json")  # before the testbed
-
-
-def problems() -> dict[str, Problem]:
-    return {f"{s.topology.name}@{s.cluster}": Problem.from_topology(s.topology, runtime.named_cluster(s.cluster))
-            for s in campaign.experiments()}
 
 
 def show(label: str, s: dict) -> None:
@@ -55,7 +48,7 @@ def main() -> int:
         return 2
     train_runs = [r for r in runs if r["kind"].startswith("micro-")]
     valid_runs = [r for r in runs if not r["kind"].startswith("micro-")]
-    probs = problems()
+    probs = campaign.problems()
     budget = 1.5
     train, valid = cases_from_runs(train_runs, probs, budget), cases_from_runs(valid_runs, probs, budget)
     print(f"training: {len(train)} placements ({len(train_runs)} runs), experiments "

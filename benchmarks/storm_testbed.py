@@ -7,7 +7,9 @@ experiments, run on a real multi-process Storm cluster (needs root: network name
 Writes DIR/runs.jsonl (one record per run, appended as runs finish: see
 streamplace.bench.campaign) and DIR/summary.json, and prints per experiment the measured
 bolt throughput per scheduler (tuples executed per second by non-source tasks; mean, sd,
-coefficient of variation, runs) beside the cost model's prediction, the two rankings with Kendall's tau, and measured against predicted inter-node bytes.
+coefficient of variation, runs) beside the cost model's prediction, the two rankings with Kendall's
+tau and the pairs measured apart beyond noise that the model orders right, measured against
+predicted inter-node bytes, and the node most often out of CPU quota beside the model's bottleneck.
 ``--summary-only`` prints the tables of an existing DIR/runs.jsonl without running anything.
 """
 
@@ -21,40 +23,47 @@ import time
 from pathlib import Path
 
 from streamplace.bench import campaign
+from streamplace.evaluate.fit import cases_from_runs, scores
 from streamplace.model.performance import CostModel, load_cost_model
 from streamplace.storm import StormError
 from streamplace.storm.run import RunSettings
 from streamplace.storm.testbed import TestbedSettings
 
 
-def summary(runs: list[dict]) -> dict:
+def summary(runs: list[dict], model: CostModel) -> dict:
     stats = campaign.cell_stats(runs)
     ranks = campaign.rankings(runs)
     pred = {(r["experiment"], r["scheduler"]): r for r in runs}
     wire = campaign.cell_stats(runs, "wire_inter_node_bytes_per_s")
     predicted_wire = campaign.cell_stats(runs, "predicted_inter_node_bytes_per_s")
+    cases = cases_from_runs(runs, campaign.problems(), TestbedSettings().budget())
     out = {}
     for exp, rank in ranks.items():
         rows = []
         for s in rank["measured"]:
             st = stats[(exp, s)]
+            cell = [r for r in runs if (r["experiment"], r["scheduler"]) == (exp, s)]
             rows.append({"scheduler": s, **st, "predicted": pred[(exp, s)]["predicted_bolt_throughput"],
-                         "wire_bytes_per_s": wire[(exp, s)]["mean"], "predicted_bytes_per_s": predicted_wire[(exp, s)]["mean"]})
-        out[exp] = {"rows": rows, **rank}
+                         "wire_bytes_per_s": wire[(exp, s)]["mean"], "predicted_bytes_per_s": predicted_wire[(exp, s)]["mean"],
+                         "busiest_node": campaign.busiest_node(cell), "model_bottleneck": pred[(exp, s)]["predicted_bottleneck"]})
+        sc = scores(model, [c for c in cases if c.experiment == exp])
+        out[exp] = {"rows": rows, **rank, "pairs": sc["pairs"], "pairs_agree": sc["pairs_agree"]}
     cvs = [st["cv"] for st in stats.values() if math.isfinite(st["cv"])]
     return {"experiments": out, "runs": len(runs), "median_cv": float(sorted(cvs)[len(cvs) // 2]) if cvs else None}
 
 
 def print_summary(s: dict) -> None:
     for exp, e in s["experiments"].items():
-        print(f"\n== {exp}   Kendall tau (measured vs model ranking) = {e['kendall_tau']:+.2f}")
+        print(f"\n== {exp}   Kendall tau (measured vs model ranking) = {e['kendall_tau']:+.2f}; "
+              f"pairs measured apart beyond noise that the model orders right: {e['pairs_agree']}/{e['pairs']}")
         print(f"{'scheduler':22} {'bolt t/s':>13} {'sd':>9} {'cv':>6} {'n':>3} {'model t/s':>12} "
-              f"{'wire kB/s':>10} {'model kB/s':>10}")
+              f"{'wire kB/s':>10} {'model kB/s':>10}  {'throttled most':>14}  model bottleneck")
         for r in e["rows"]:
             cv = f"{r['cv']:.1%}" if math.isfinite(r["cv"]) else "-"
             sd = f"{r['sd']:,.0f}" if math.isfinite(r["sd"]) else "-"
             print(f"{r['scheduler']:22} {r['mean']:13,.0f} {sd:>9} {cv:>6} {r['n']:3d} {r['predicted']:12,.0f} "
-                  f"{r['wire_bytes_per_s'] / 1e3:10,.1f} {r['predicted_bytes_per_s'] / 1e3:10,.1f}")
+                  f"{r['wire_bytes_per_s'] / 1e3:10,.1f} {r['predicted_bytes_per_s'] / 1e3:10,.1f}  {r['busiest_node']:>14}  "
+                  f"{r['model_bottleneck']}")
         print("measured ranking:", " > ".join(e["measured"]))
         print("model ranking:   ", " > ".join(e["model"]))
     print(f"\n{s['runs']} runs; median coefficient of variation of a cell: "
@@ -95,7 +104,7 @@ def main() -> int:
     runs = [json.loads(line) for line in runs_file.read_text().splitlines() if line.strip()]
     model = load_cost_model(args.cost_model) if args.cost_model else CostModel()
     runs = campaign.repredict(runs, model, TestbedSettings().budget())
-    s = summary(runs)
+    s = summary(runs, model)
     (args.output / "summary.json").write_text(json.dumps(s, indent=1) + "\n")
     print_summary(s)
     return 0

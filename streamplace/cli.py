@@ -885,6 +885,9 @@ def storm_run(topology, cluster, plan_path, name, params, seed, time_limit, prof
     run = measure(problem, placement, Path(out_dir), settings, workers=workers, fmt=fmt, source=source,
                   force=force, on_event=_storm_progress(settings))
     Console().print(_vertical({k: run[k] for k in STORM_RUN_KEYS if k in run}, f"storm run: {problem.topology.name} on {problem.cluster.name}"))
+    for node, cpu in run.get("measured_node_cpu", {}).items():
+        Console().print(f"node {node}: {cpu['cores']:.3f} cores used, out of CPU quota in {cpu['throttled']:.0%} of periods",
+                        markup=False, highlight=False)
     if placement is not None and not run["plan_applied"]:
         err_console.print(f"[yellow]plan not applied: {run['scheduler_status']}[/yellow]")
     err_console.print(f"written: {out_dir}/run.json, {run['traffic_file']}, {run['load_file']}", soft_wrap=True, markup=False)

@@ -19,7 +19,8 @@ latency; that operating point is not run here (no ackers: 0 acker executors).
 Measured per run (the papers' method: tuples executed per bolt task per 10-s period, warm-up
 discarded): ``per_bolt_task_10s``; ``throughput`` = tuples executed per second summed over all
 tasks (a spout's executed = what it emitted: the model's throughput); end-to-end latency from the
-tuples' emit time; inter-node bytes on the wire and by the monitor. Predicted beside it: the
+tuples' emit time; inter-node bytes on the wire and by the monitor; each node's CPU (cores used,
+share of quota periods throttled: ``node_cpu``). Predicted beside it: the
 cost model's throughput and inter-node bytes on the testbed's scaled cluster
 (:func:`~streamplace.evaluate.fit.predicted_figures`).
 """
@@ -150,6 +151,7 @@ def measured(problem: Problem, placement: Placement, result: dict, monitor: Path
         "latency_ms": records.latency_summary(records.read_monitor(monitor, "latency", start, end)),
         "wire_inter_node_bytes_per_s": wire / seconds if seconds > 0 else 0.0,
         "monitor_inter_node_bytes_per_s": records.cross_node_bytes(traffic, node_of) / seconds if seconds > 0 else 0.0,
+        "node_cpu": result.get("node_cpu", {}),
         "plan_matches": result["assignment"] == placement.to_mapping(topo.task_labels, problem.cluster),
         "seconds": seconds, "windows": int(round(seconds / settings.window_s)),
     }
@@ -227,13 +229,18 @@ def with_model(run: dict, figures: dict) -> dict:
     return {**figures, "predicted_inter_node_bytes_per_s": figures["predicted_unit_inter_node_bytes"] * scale}
 
 
+def problems() -> dict[str, Problem]:
+    """Experiment name (``<topology>@<cluster>``, as in the run records) -> its problem."""
+    return {f"{s.topology.name}@{s.cluster}": Problem.from_topology(s.topology, runtime.named_cluster(s.cluster))
+            for s in experiments()}
+
+
 def repredict(runs: Sequence[dict], model: CostModel, cpu_budget: float) -> list[dict]:
     """The runs with every ``predicted_*`` key recomputed under ``model`` from their placements."""
-    problems = {f"{s.topology.name}@{s.cluster}": Problem.from_topology(s.topology, runtime.named_cluster(s.cluster))
-                for s in experiments()}
+    by_name = problems()
     out = []
     for r in runs:
-        problem = problems[r["experiment"]]
+        problem = by_name[r["experiment"]]
         placement = placement_from_dict({"placement": r["placement"]}, problem.topology, problem.cluster, r["job"])
         figures = predicted_figures(problem, placement, model, float(r.get("cpu_budget", cpu_budget)))
         out.append({**r, **with_model(r, figures)})
@@ -253,6 +260,19 @@ def cell_stats(runs: Sequence[dict], key: str = "bolt_throughput") -> dict[tuple
         out[cell] = {"mean": mean, "sd": sd, "cv": sd / mean if mean and arr.size > 1 else math.nan, "n": int(arr.size),
                      "min": float(arr.min()), "max": float(arr.max())}
     return out
+
+
+def busiest_node(runs: Sequence[dict]) -> str:
+    """The node most often out of CPU quota over ``runs`` (mean throttled share of its CFS
+    periods), as ``node:share``; "-" for runs recorded before node CPU was measured."""
+    shares: dict[str, list[float]] = {}
+    for r in runs:
+        for node, cpu in r.get("node_cpu", {}).items():
+            shares.setdefault(node, []).append(cpu["throttled"])
+    if not shares:
+        return "-"
+    node = max(shares, key=lambda n: sum(shares[n]) / len(shares[n]))
+    return f"{node}:{sum(shares[node]) / len(shares[node]):.0%}"
 
 
 def rankings(runs: Sequence[dict], predicted_key: str = "predicted_bolt_throughput") -> dict[str, dict]:

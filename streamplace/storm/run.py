@@ -113,7 +113,8 @@ def run_jobs(cluster: Cluster, jobs: Sequence[Job], settings: RunSettings, work_
     Jobs run one after another (each submitted, assigned, measured, killed); consecutive jobs with
     the same ``group`` run at once. ``work_dir`` receives the plans, the job file and the logs. On
     the testbed each measured result also has ``wire``: data bytes per (sender, receiver) node
-    pair counted on the wire during the measured window.
+    pair counted on the wire during the measured window, and ``node_cpu``: per node, the cores its
+    cgroup used and the share of CFS periods in which it ran out of quota.
     """
     java = jvm.java()
     cp = jvm.classpath()
@@ -169,7 +170,7 @@ def run_jobs(cluster: Cluster, jobs: Sequence[Job], settings: RunSettings, work_
 
 def _drive(java, cp, runner, document, settings, jobs, work_dir, on_event, bed) -> dict[str, dict]:
     """Runs the job file with ``runner`` and follows its events; on the testbed (``bed``) applies the
-    CPU quotas while workers run and reads the wire counters at the measured window's edges."""
+    CPU quotas while workers run and reads the wire and CPU counters at the measured window's edges."""
     job_file = work_dir / "job.json"
     atomic_write_text(job_file, json.dumps(document))
     cmd = [java, f"-Xmx{settings.heap_mb}m", "-XX:+UseSerialGC", f"-Djava.io.tmpdir={work_dir / 'tmp'}",
@@ -180,7 +181,7 @@ def _drive(java, cp, runner, document, settings, jobs, work_dir, on_event, bed) 
     budget = 300 + sum(settings.warmup_s + j.duration_s + 60 + (15 * j.workers if bed else 0) for j in jobs)
     results: dict[str, dict] = {}
     pending: list[str] = []   # jobs of the group being measured
-    wire: dict[str, dict] = {}
+    windows: dict[str, _MeasuredWindow] = {}
     with jvm.child(cmd, work_dir / "runner.stderr") as proc:
         lines: queue.Queue = queue.Queue()
         threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True).start()
@@ -205,15 +206,15 @@ def _drive(java, cp, runner, document, settings, jobs, work_dir, on_event, bed) 
                 pending.append(event["job"])
                 bed.limit_cpu(True)
             elif bed is not None and kind == "measuring":
-                window = _WireWindow(bed, event["start"], event["end"])
-                wire.update((name, window) for name in pending)
+                window = _MeasuredWindow(bed, event["start"], event["end"])
+                windows.update((name, window) for name in pending)
                 pending = []
             elif bed is not None and kind == "killed":
                 bed.limit_cpu(False)   # the next job's workers start at full speed
             if kind == "result":
                 event["jvm_peak_rss_mb"] = peak
-                if event["job"] in wire:
-                    event["wire"] = wire[event["job"]].pairs()
+                if event["job"] in windows:
+                    event.update(windows[event["job"]].figures())
                 results[event["job"]] = event
             if on_event:
                 on_event(event)
@@ -282,28 +283,32 @@ def _java_failure(lines: list[str]) -> str | None:
     return f"{cause} (at {frame})" if frame else cause
 
 
-class _WireWindow:
-    """Reads the testbed's wire counters at ``start`` and ``end`` (epoch seconds) in a thread."""
+class _MeasuredWindow:
+    """Reads the testbed's wire counters and its nodes' CPU counters at ``start`` and ``end``
+    (epoch seconds) in a thread."""
 
     def __init__(self, bed, start: float, end: float):
-        self._pairs: dict[str, int] = {}
+        self._figures: dict[str, dict] = {}
         self._thread = threading.Thread(target=self._read, args=(bed, start, end), daemon=True)
         self._thread.start()
 
     def _read(self, bed, start, end):
+        from .testbed.cgroups import node_cpu
         from .testbed.network import wire_data_bytes
         time.sleep(max(0.0, start - time.time()))
-        before = bed.counters()
+        before, cpu_before = bed.counters(), bed.cpu_readings()
         time.sleep(max(0.0, end - time.time()))
-        after = bed.counters()
-        self._pairs.update({f"{a}->{b}": n for (a, b), n in wire_data_bytes(before, after).items()})
+        after, cpu_after = bed.counters(), bed.cpu_readings()
+        self._figures["wire"] = {f"{a}->{b}": n for (a, b), n in wire_data_bytes(before, after).items()}
+        self._figures["node_cpu"] = {node: node_cpu(cpu_before[node], cpu_after[node], end - start) for node in cpu_after}
 
-    def pairs(self) -> dict[str, int]:
-        """Data bytes per ``"sender->receiver"`` node pair in the window (waits for its end)."""
+    def figures(self) -> dict[str, dict]:
+        """``wire``: data bytes per ``"sender->receiver"`` node pair in the window; ``node_cpu``:
+        per node, the cores used and the throttled share of CFS periods (waits for the window's end)."""
         self._thread.join(timeout=30)
-        if self._thread.is_alive():
-            raise StormError("the testbed's wire counters could not be read at the end of the measured window")
-        return dict(self._pairs)
+        if self._thread.is_alive() or not self._figures:
+            raise StormError("the testbed's wire and CPU counters could not be read at the end of the measured window")
+        return dict(self._figures)
 
 
 _EOF = object()
@@ -428,6 +433,7 @@ def summarise(problem: Problem, placement: Placement | None, result: dict, out_d
         "windows": int(round(seconds / settings.window_s)),
         "monitor_cross_node_bytes_per_s": records.cross_node_bytes(traffic, node_of) / seconds if seconds > 0 else 0.0,
         **_wire_figures(result.get("wire"), seconds),
+        **({"measured_node_cpu": result["node_cpu"]} if "node_cpu" in result else {}),
         **_predicted(problem, assignment, bolts + spouts, settings),
         "traffic_file": records.write_records(traffic, out_dir / "traffic", fmt).name,
         "load_file": records.write_records(load, out_dir / "load", fmt).name,

@@ -42,6 +42,13 @@ def test_cell_stats_mean_sample_sd_and_cv():
     assert stats[("e", "b")]["n"] == 1 and math.isnan(stats[("e", "b")]["sd"])
 
 
+def test_busiest_node_is_the_one_most_often_out_of_quota():
+    runs = [{"node_cpu": {"a": {"cores": 0.5, "throttled": 0.9}, "b": {"cores": 0.2, "throttled": 0.1}}},
+            {"node_cpu": {"a": {"cores": 0.4, "throttled": 0.5}, "b": {"cores": 0.3, "throttled": 0.8}}}]
+    assert campaign.busiest_node(runs) == "a:70%"
+    assert campaign.busiest_node([{"job": "recorded before node CPU was measured"}]) == "-"
+
+
 def test_rankings_and_kendall_tau():
     runs = _runs({("e", "a"): [(300.0, 30.0)], ("e", "b"): [(200.0, 10.0)], ("e", "c"): [(100.0, 20.0)]})
     rank = campaign.rankings(runs)["e"]

@@ -72,12 +72,21 @@ class CpuCgroups:
                     out += [int(p) for p in procs.read_text().split()]
         return out
 
-    def throttled_s(self, name: str) -> float:
-        """Seconds the group spent throttled by its quota so far (``cpu.stat``)."""
-        stat = dict(line.split() for line in (self.parent / name / "cpu.stat").read_text().splitlines() if line.strip())
-        if "throttled_usec" in stat:
-            return int(stat["throttled_usec"]) / 1e6
-        return int(stat.get("throttled_time", 0)) / 1e9
+    def reading(self, name: str) -> "CpuReading":
+        """The group's CPU counters now: CPU time used (v2 ``cpu.stat`` ``usage_usec``; v1
+        ``cpuacct.usage`` where cpuacct shares the hierarchy, else the user + system time of the
+        processes in the group from ``/proc``, which misses processes that exited) and the quota
+        periods elapsed and throttled (``nr_periods``, ``nr_throttled``, both versions)."""
+        group = self.parent / name
+        stat = dict(line.split()[:2] for line in (group / "cpu.stat").read_text().splitlines() if line.strip())
+        if "usage_usec" in stat:
+            cpu_s = int(stat["usage_usec"]) / 1e6
+        elif (group / "cpuacct.usage").is_file():
+            cpu_s = int((group / "cpuacct.usage").read_text()) / 1e9
+        else:
+            pids = [int(p) for p in (group / "cgroup.procs").read_text().split()]
+            cpu_s = sum(_process_cpu_s(pid) for pid in pids)
+        return CpuReading(cpu_s, int(stat.get("nr_periods", 0)), int(stat.get("nr_throttled", 0)))
 
     def destroy(self, grace: float = 3.0) -> None:
         """Kill every process in the groups (SIGTERM, SIGKILL after ``grace``), then remove them."""
@@ -99,6 +108,35 @@ class CpuCgroups:
                 if group.is_dir():
                     _rmdir(group)
             _rmdir(self.parent)
+
+
+@dataclass(frozen=True)
+class CpuReading:
+    """One group's CPU counters at one moment (:meth:`CpuCgroups.reading`)."""
+
+    cpu_s: float       # CPU seconds its processes used
+    periods: int       # CFS periods with runnable work
+    throttled: int     # of those, periods in which the group ran out of quota
+
+
+def node_cpu(before: CpuReading, after: CpuReading, seconds: float) -> dict:
+    """Between two readings: ``cores`` used on average and the ``throttled`` share of the CFS
+    periods (near 1: the node ran into its quota all the time, i.e. it was CPU-bound)."""
+    periods = after.periods - before.periods
+    return {"cores": (after.cpu_s - before.cpu_s) / seconds if seconds > 0 else 0.0,
+            "throttled": (after.throttled - before.throttled) / periods if periods > 0 else 0.0}
+
+
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a live process (all its threads); 0 if it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / _TICK   # utime, stime: fields 14 and 15 of stat(5)
 
 
 def _write(path: Path, text: str) -> None:

@@ -150,6 +150,10 @@ class Testbed:
     def counters(self):
         return self.network.counters()
 
+    def cpu_readings(self) -> dict:
+        """Node name -> its cgroup's :class:`~.cgroups.CpuReading` now."""
+        return {link.name: self._groups.reading(link.netns) for link in self.links}
+
     # -- life cycle ----------------------------------------------------------------------------
     def __enter__(self) -> "Testbed":
         self.start()

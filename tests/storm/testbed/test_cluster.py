@@ -13,7 +13,9 @@ import pytest
 from streamplace.model import Cluster, Node, Operator, Placement, Stream, Topology
 from streamplace.model.specs import cluster_to_dict, topology_to_dict, write_document
 from streamplace.storm.run import Job, RunSettings, run_jobs
+from streamplace.evaluate.fit import cpu_scale
 from streamplace.storm.testbed.cgroups import CpuCgroups
+from streamplace.storm.testbed.cluster import TestbedSettings
 
 from .conftest import leftovers, netns_exists
 
@@ -79,6 +81,19 @@ def test_wire_bytes_match_the_monitors_cross_node_bytes(runs):
     monitor = records.cross_node_bytes(traffic, node_of)
     wire = sum(r["wire"].values())
     assert abs(wire - monitor) <= 0.10 * monitor, (wire, monitor)
+
+
+def test_node_cpu_stays_within_the_quota_and_follows_the_workers(runs):
+    _, cluster, _, results, _, _ = runs
+    quota = cpu_scale(cluster, TestbedSettings().budget())   # each node has 1 core
+    for name in ("spread", "single"):
+        cpu = results[name]["node_cpu"]
+        assert set(cpu) == {n.name for n in cluster.nodes}
+        for node, figures in cpu.items():
+            assert 0 <= figures["cores"] <= quota * 1.05 + 0.02, (name, node, figures)
+            assert 0 <= figures["throttled"] <= 1
+    single = results["single"]["node_cpu"]   # n1 and n2 run only their supervisor
+    assert single["n0"]["cores"] > max(single["n1"]["cores"], single["n2"]["cores"]), single
 
 
 def test_teardown_leaves_nothing(runs):

@@ -5,7 +5,9 @@ import pytest
 
 from streamplace.storm import StormError
 from streamplace.storm.testbed import cluster as testbed_cluster
-from streamplace.storm.testbed.cgroups import PARENT, CpuCgroups
+import os
+
+from streamplace.storm.testbed.cgroups import PARENT, CpuCgroups, CpuReading, node_cpu
 from streamplace.storm.testbed.network import HEADER_BYTES, NodeLink, wire_data_bytes
 
 
@@ -42,6 +44,30 @@ def test_v2_cpu_max_holds_quota_and_period(tmp_path):
     groups.limit("n1", 1.5)
     assert (group / "cpu.max").read_text() == "150000 100000"
     assert (tmp_path / PARENT / "cgroup.subtree_control").read_text() == "+cpu"
+
+
+def test_v2_reading_takes_usage_and_throttled_periods_from_cpu_stat(tmp_path):
+    groups = CpuCgroups(tmp_path / PARENT, 2)
+    group = groups.create("n0")
+    (group / "cpu.stat").write_text("usage_usec 2500000\nuser_usec 2000000\nnr_periods 40\nnr_throttled 30\nthrottled_usec 9\n")
+    assert groups.reading("n0") == CpuReading(2.5, 40, 30)
+
+
+def test_v1_reading_sums_the_processes_of_the_group_from_proc(tmp_path):
+    groups = CpuCgroups(tmp_path / PARENT, 1)
+    group = groups.create("n0")
+    (group / "cpu.stat").write_text("nr_periods 10\nnr_throttled 2\nthrottled_time 5\n")
+    (group / "cgroup.procs").write_text(f"{os.getpid()}\n999999999\n")   # this process, and one that is gone
+    sum(i * i for i in range(300_000))   # some CPU of our own
+    mine = os.times()
+    reading = groups.reading("n0")
+    assert reading.periods == 10 and reading.throttled == 2
+    assert 0 < reading.cpu_s <= mine.user + mine.system + 0.05
+
+
+def test_node_cpu_is_cores_and_throttled_share_between_two_readings():
+    assert node_cpu(CpuReading(1.0, 100, 10), CpuReading(4.0, 160, 55), 6.0) == {"cores": 0.5, "throttled": 0.75}
+    assert node_cpu(CpuReading(1.0, 5, 0), CpuReading(1.0, 5, 0), 6.0) == {"cores": 0.0, "throttled": 0.0}
 
 
 def test_wire_data_bytes_drop_the_headers_of_every_packet():
