@@ -7,7 +7,10 @@ the application runs (smart-home, frequent-routes), which the fit never sees. Pr
 analytic model (the constants before this fit) and the fitted one, on both sets: the median
 absolute error of predicted throughput and Kendall's tau between predicted and measured
 scheduler rankings per experiment (targets on held-out runs: tau >= 0.8, error <= 15 %).
-Writes the fitted model as a ``--cost-model`` file with its provenance.
+Runs that measured each node's CPU (``node_cpu``) also get a second fit, of the same constants to
+the cores every node used (:func:`streamplace.evaluate.fit.fit_cpu`), scored the same way;
+``--method`` says which one to write. Writes the fitted model as a ``--cost-model`` file with its
+provenance.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from datetime import date
 from pathlib import Path
 
 from streamplace.bench import campaign
-from streamplace.evaluate.fit import FITTED, cases_from_runs, fit, scores
+from streamplace.evaluate.fit import FITTED, cases_from_runs, fit, fit_cpu, scores
 from streamplace.model.performance import load_cost_model
 
 ANALYTIC = load_cost_model(Path(__file__).resolve().parents[1] / "docs/cost-models/analytic.json")  # before the testbed
@@ -35,7 +38,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("campaign", type=Path, help="campaign directory (runs.jsonl) or runs.jsonl")
     ap.add_argument("-o", "--output", type=Path, required=True, help="fitted cost model file to write")
-    ap.add_argument("--params", nargs="*", default=list(FITTED))
+    ap.add_argument("--params", nargs="*", default=list(FITTED), help="constants the throughput fit chooses")
+    ap.add_argument("--method", choices=("throughput", "cpu"), default="throughput",
+                    help="which fit to write: 'throughput' (constants that make predicted throughput match, the "
+                         "default) or 'cpu' (constants that make each node's CPU demand match the cores its cgroup "
+                         "used; needs runs with node_cpu). Both are printed when the runs allow.")
     ap.add_argument("--compare", type=Path, action="append", default=[], metavar="FILE",
                     help="also score this cost model file on both sets (repeatable), e.g. the bundled model before a refit")
     args = ap.parse_args()
@@ -60,9 +67,19 @@ def main() -> int:
     except SpecError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.method == "cpu" and not any(c.node_cores for c in train):
+        print(f"error: {args.campaign}: --method cpu needs training runs with node_cpu (recorded since 2026-11-25)",
+              file=sys.stderr)
+        return 2
     model, info = fit(train, ANALYTIC, args.params)
-    print(f"fitted {', '.join(f'{p} = {getattr(model, p):.4g}' for p in args.params)} "
+    print(f"fitted to throughput: {', '.join(f'{p} = {getattr(model, p):.4g}' for p in args.params)} "
           f"(loss {info['loss']:.4f}, {info['iterations']} iterations)")
+    fits = {"fitted": (model, info)}
+    if any(c.node_cores for c in train):
+        by_cpu, cpu_info = fit_cpu(train, ANALYTIC)
+        print(f"fitted to node CPU: {', '.join(f'{p} = {getattr(by_cpu, p):.4g}' for p in FITTED)} "
+              f"({cpu_info['points']} node measurements, rms {cpu_info['rms_cores']:.4f} cores, R^2 {cpu_info['r2']:.3f})")
+        fits["fitted cpu"] = (by_cpu, cpu_info)
     for name, cases in (("training", train), ("validation", valid)):
         if not cases:
             continue
@@ -70,9 +87,12 @@ def main() -> int:
         show("analytic", scores(ANALYTIC, cases))
         for label, other in others.items():
             show(label, scores(other, cases))
-        show("fitted", scores(model, cases))
+        for label, (fitted, _) in fits.items():
+            show(label, scores(fitted, cases))
+    model, info = fits["fitted cpu" if args.method == "cpu" else "fitted"]
     doc = {"cost_model": model.to_dict(),
-           "provenance": {"fitted_on": str(args.campaign), "date": date.today().isoformat(), "params": list(args.params),
+           "provenance": {"fitted_on": str(args.campaign), "date": date.today().isoformat(),
+                          "method": args.method, "params": list(args.params) if args.method == "throughput" else list(FITTED),
                           "training_experiments": sorted({c.experiment for c in train}),
                           "validation_experiments": sorted({c.experiment for c in valid}),
                           "training": scores(model, train), "validation": scores(model, valid) if valid else None,

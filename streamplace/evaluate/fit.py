@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..model import Cluster, Placement, Problem
 from ..model.specs import placement_from_dict
-from ..model.performance import CostModel, predict
+from ..model.performance import CostModel, cpu_per_tuple, predict, routed_flows, stream_hops
 
 #: the constants fitted by default: the engine's per-tuple cost, serialisation across workers, the
 #: fixed CPU of a worker process and of a node hosting workers (the structures the analytic model
@@ -44,6 +44,8 @@ class Case:
     measured: float
     runs: int
     sd: float = math.nan    # sample standard deviation of the runs (nan: one run)
+    #: node -> mean cores its cgroup used over the runs that measured it (None: none did)
+    node_cores: Mapping[str, float] | None = None
 
 
 def cpu_scale(cluster: Cluster, budget: float) -> float:
@@ -70,9 +72,67 @@ def cases_from_runs(runs: Sequence[dict], problems: dict[str, Problem], cpu_budg
         problem = Problem.from_topology(base.topology, scaled_cluster(base.cluster, float(rs[0].get("cpu_budget", cpu_budget))))
         placement = placement_from_dict({"placement": rs[0]["placement"]}, base.topology, base.cluster, f"{exp}/{sched}")
         values = np.array([r["bolt_throughput"] for r in rs], dtype=float)
+        with_cpu = [r["node_cpu"] for r in rs if r.get("node_cpu")]
+        cores = {n: float(np.mean([c[n]["cores"] for c in with_cpu])) for n in with_cpu[0]} if with_cpu else None
         out.append(Case(exp, sched, problem, placement, float(values.mean()), len(rs),
-                        float(values.std(ddof=1)) if len(rs) > 1 else math.nan))
+                        float(values.std(ddof=1)) if len(rs) > 1 else math.nan, cores))
     return out
+
+
+def cpu_terms(case: Case, model: CostModel) -> tuple[np.ndarray, np.ndarray]:
+    """What the model says each node of ``case`` spends at its measured rate: ``(known, terms)``.
+
+    ``known`` = cores of the operators' own work and of serialisation per byte (constants not
+    fitted here); ``terms`` = one row per node: tuples executed per second, tuples per second
+    crossing a worker (each side counts once), workers, and 1 if it hosts any; their coefficients
+    are ``task_cpu_per_tuple``, ``ser_cpu_per_tuple``, ``worker_cpu`` and ``node_cpu``. The
+    measured rate is the model's unit-load flows scaled to the measured bolt throughput.
+    """
+    problem, placement = case.problem, case.placement
+    topo, cluster = problem.topology, problem.cluster
+    in_rate, flows = routed_flows(topo, placement.slot_ids(cluster))
+    bolts = float(in_rate[~topo.source_task_mask].sum())
+    scale = case.measured / bolts if bolts > 0 else 0.0
+    node, n = placement.node, cluster.n_nodes
+    own = cpu_per_tuple(topo, cluster, model)[topo.operator_of_task, node]
+    known = np.bincount(node, weights=own * in_rate, minlength=n)
+    tuples = np.bincount(node, weights=in_rate, minlength=n)
+    crossing = np.zeros(n)
+    for h in stream_hops(topo, placement, cluster, flows, model):
+        rate = np.where(h.same_worker, 0.0, h.rate)
+        for end in (h.src, h.dst):
+            crossing += np.bincount(node[end], weights=rate, minlength=n)
+            known += np.bincount(node[end], weights=rate * (h.ser_cpu - model.ser_cpu_per_tuple), minlength=n)
+    workers = placement.workers_used(cluster).astype(float)
+    speed = model.speeds(cluster)   # per-tuple CPU is in reference seconds, fixed CPU in cores
+    terms = np.column_stack([scale * tuples / speed, scale * crossing / speed, workers, (workers > 0).astype(float)])
+    return scale * known / speed, terms
+
+
+def fit_cpu(cases: Sequence[Case], start: CostModel) -> tuple[CostModel, dict]:
+    """:data:`FITTED` from the cores each node used (``Case.node_cores``): non-negative least
+    squares of measured cores minus :func:`cpu_terms`' known part on its terms, over every node
+    that hosts workers in every case that measured its nodes. Each node of each placement is a
+    data point, so the constants rest on several hundred points rather than one throughput per
+    placement; throughput then follows from the fitted demand as always."""
+    from scipy.optimize import nnls
+    rows, ys = [], []
+    for c in cases:
+        if not c.node_cores:
+            continue
+        known, terms = cpu_terms(c, start)
+        for j, n in enumerate(c.problem.cluster.nodes):
+            if terms[j, 2] > 0 and n.name in c.node_cores:
+                rows.append(terms[j])
+                ys.append(c.node_cores[n.name] - known[j])
+    if not rows:
+        raise ValueError("no case has measured node CPU (runs recorded before node CPU was measured)")
+    x, y = np.array(rows), np.array(ys)
+    coef, _ = nnls(x, y)
+    fitted = dataclasses.replace(start, **dict(zip(FITTED, (float(v) for v in coef))))
+    resid = y - x @ coef
+    return fitted, {"params": list(FITTED), "points": len(y), "rms_cores": float(np.sqrt(np.mean(resid ** 2))),
+                    "r2": float(1 - np.sum(resid ** 2) / np.sum((y - y.mean()) ** 2)) if len(y) > 1 else math.nan}
 
 
 def predicted_figures(problem: Problem, placement: Placement, model: CostModel, cpu_budget: float) -> dict:

@@ -5,8 +5,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from streamplace.evaluate.fit import Case, fit, predictions, scaled_cluster, scores
-from streamplace.model.performance import CostModel
+from streamplace.evaluate.fit import Case, cpu_terms, fit, fit_cpu, predictions, scaled_cluster, scores
+from streamplace.model.performance import CostModel, predict
 from streamplace.model import Problem
 from streamplace.schedulers import make_scheduler
 from streamplace.workloads import runtime
@@ -98,3 +98,35 @@ def test_pairs_within_the_noise_are_left_out_of_the_pair_agreement(cases):
     expected = sum((m1 - m2) * (order[x.scheduler] - order[y.scheduler]) > 0
                    for (x, m1), (y, m2) in (((a, 30.0), (b, 20.0)), ((a, 30.0), (c, 19.0))))
     assert s["pairs"] == 2 and s["pairs_agree"] == expected
+
+
+def test_cpu_terms_worked_by_hand():
+    """source (1 task, 1 ms/tuple) -> sink (1 task, 2 ms/tuple) on two nodes, measured at 100
+    bolt tuples/s: each node executes 100 tuples/s, serialises 100 (one side of the hop each)."""
+    from streamplace.model import Cluster, Node, Operator, Placement, Stream, Topology
+    topo = Topology.build("two", [Operator("s", 1, role="source", source_rate=1.0, cpu_per_tuple=1e-3, tuple_bytes=100),
+                                  Operator("k", 1, role="sink", cpu_per_tuple=2e-3)], [Stream("s", "k")])
+    cluster = Cluster.build("c", [Node("a", 4, slots=1, cores=1), Node("b", 4, slots=1, cores=1)])
+    case = Case("two", "x", Problem.from_topology(topo, cluster), Placement(node=np.array([0, 1]), worker=np.zeros(2, int)),
+                100.0, 1)
+    known, terms = cpu_terms(case, CostModel(ser_cpu_per_byte=1e-6))
+    assert known == pytest.approx([100 * (1e-3 + 1e-4), 100 * (2e-3 + 1e-4)])   # own work + 100 B x 1 us/B per side
+    assert terms.tolist() == [[100, 100, 1, 1], [100, 100, 1, 1]]
+
+
+def test_fit_cpu_recovers_the_constants_from_the_cores_each_node_used(cases):
+    """Node cores 'measured' under a known model at its own throughput: demand x scale + fixed."""
+    true = dataclasses.replace(TRUE, node_cpu=0.02)
+    measured = []
+    for c, m in zip(cases, predictions(true, cases)):
+        perf = predict(c.problem, c.placement, true)
+        workers = c.placement.workers_used(c.problem.cluster)
+        cores = perf.cpu_demand * perf.max_scale + true.worker_cpu * workers + true.node_cpu * (workers > 0)
+        measured.append(dataclasses.replace(c, measured=float(m),
+                                            node_cores={n.name: float(v) for n, v in zip(c.problem.cluster.nodes, cores)}))
+    model, info = fit_cpu(measured, START)
+    for name in ("task_cpu_per_tuple", "ser_cpu_per_tuple", "worker_cpu", "node_cpu"):
+        assert getattr(model, name) == pytest.approx(getattr(true, name), rel=1e-6, abs=1e-9), name
+    assert info["r2"] == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="no case has measured node CPU"):
+        fit_cpu(cases, START)

@@ -145,8 +145,8 @@ class Network:
         for netns in leftover_namespaces():
             subprocess.run(["ip", "netns", "delete", netns], capture_output=True)
         deadline = time.monotonic() + wait_s
-        while leftover_veths() and time.monotonic() < deadline:
-            for veth in leftover_veths():
+        while (veths := leftover_veths()) and time.monotonic() < deadline:
+            for veth in veths:
                 subprocess.run(["ip", "link", "delete", veth], capture_output=True)
             time.sleep(0.1)
         if bridge_exists():
