@@ -25,11 +25,11 @@ from ..model.specs import placement_from_dict
 from ..model.performance import CostModel, cpu_per_tuple, predict, routed_flows, stream_hops
 
 #: the constants fitted by default: the engine's per-tuple cost, serialisation across workers, the
-#: fixed CPU of a worker process and of a node hosting workers (the structures the analytic model
-#: lacked or guessed)
-FITTED = ("task_cpu_per_tuple", "ser_cpu_per_tuple", "worker_cpu", "node_cpu")
+#: fixed CPU of a worker process, of a node hosting workers and of an executor (the structures the
+#: analytic model lacked or guessed)
+FITTED = ("task_cpu_per_tuple", "ser_cpu_per_tuple", "worker_cpu", "node_cpu", "executor_cpu")
 #: where a constant that is 0 in the starting model starts the search (a scale, not a guess)
-START_AT = {"task_cpu_per_tuple": 1e-6, "ser_cpu_per_tuple": 1e-6, "ser_cpu_per_byte": 1e-9, "worker_cpu": 0.01, "node_cpu": 0.01,
+START_AT = {"task_cpu_per_tuple": 1e-6, "ser_cpu_per_tuple": 1e-6, "ser_cpu_per_byte": 1e-9, "worker_cpu": 0.01, "node_cpu": 0.01, "executor_cpu": 0.001,
             "default_cpu_per_tuple": 1e-6, "header_bytes": 1.0}
 
 
@@ -84,8 +84,8 @@ def cpu_terms(case: Case, model: CostModel) -> tuple[np.ndarray, np.ndarray]:
 
     ``known`` = cores of the operators' own work and of serialisation per byte (constants not
     fitted here); ``terms`` = one row per node: tuples executed per second, tuples per second
-    crossing a worker (each side counts once), workers, and 1 if it hosts any; their coefficients
-    are ``task_cpu_per_tuple``, ``ser_cpu_per_tuple``, ``worker_cpu`` and ``node_cpu``. The
+    crossing a worker (each side counts once), workers, 1 if it hosts any, and tasks; their
+    coefficients are :data:`FITTED` in that order. The
     measured rate is the model's unit-load flows scaled to the measured bolt throughput.
     """
     problem, placement = case.problem, case.placement
@@ -105,7 +105,8 @@ def cpu_terms(case: Case, model: CostModel) -> tuple[np.ndarray, np.ndarray]:
             known += np.bincount(node[end], weights=rate * (h.ser_cpu - model.ser_cpu_per_tuple), minlength=n)
     workers = placement.workers_used(cluster).astype(float)
     speed = model.speeds(cluster)   # per-tuple CPU is in reference seconds, fixed CPU in cores
-    terms = np.column_stack([scale * tuples / speed, scale * crossing / speed, workers, (workers > 0).astype(float)])
+    tasks = np.bincount(node, minlength=n).astype(float)
+    terms = np.column_stack([scale * tuples / speed, scale * crossing / speed, workers, (workers > 0).astype(float), tasks])
     return scale * known / speed, terms
 
 

@@ -16,8 +16,9 @@ rate per communicating pair; at scale ``s`` all rates are multiplied by ``s``.
    serialisation) and again at the receiver (deserialisation). NIC: bytes/s of inter-node
    tuples (``tuple_bytes + header_bytes`` each), inbound and outbound counted apart because
    the papers' 1 Gbit/s Ethernet links are full duplex: ``nic_demand = max(in, out)``.
-3. **Capacity**: ``(cores - worker_cpu x workers - node_cpu) x speed(machine_type)`` (the
-   fixed CPU of the node's worker processes and of the node itself, where it hosts workers) and
+3. **Capacity**: ``(cores - executor_cpu x tasks - worker_cpu x workers - node_cpu) x
+   speed(machine_type)`` (the fixed CPU of the node's executors, of its worker processes and of
+   the node itself, where it hosts workers) and
    ``bandwidth``. The max sustainable scale is
    ``min`` over nodes and both resources of capacity / demand; the argmin is the bottleneck
    (``"node03:cpu"``; ties go to the lowest node index, CPU before NIC). Throughput is reported
@@ -92,7 +93,7 @@ class CostModel:
     #: testbed together with the three below, the fit drove it to 0 (docs/performance-model.md).
     task_cpu_per_tuple: float = 0.0
     #: cores each worker process uses whatever its load (heartbeats, metrics ticks, Netty and
-    #: JVM threads, idle executors' wait strategy); subtracted from its node's CPU capacity:
+    #: JVM threads); subtracted from its node's CPU capacity:
     #: 0.0128 cores, fitted to the testbed with ``ser_cpu_per_tuple`` (same runs).
     worker_cpu: float = 0.0128
     #: cores each node that hosts at least one worker uses whatever its load (its Storm
@@ -100,10 +101,15 @@ class CostModel:
     #: cores, fitted to the testbed with ``ser_cpu_per_tuple`` (same runs). Only runs on the
     #: 2 high + 4 low cluster, where placements use 2 to 6 nodes, tell it apart from the rest.
     node_cpu: float = 0.0750
+    #: cores each executor (one per task here) uses whatever its load: Storm 2's progressive wait
+    #: strategy parks an idle executor thread for 1 ns up to 1,000 times before it sleeps, and
+    #: every tuple that arrives starts that over; subtracted from its node's CPU capacity.
+    executor_cpu: float = 0.0
 
     def __post_init__(self):
         for name in ("default_cpu_per_tuple", "ser_cpu_per_tuple", "ser_cpu_per_byte", "header_bytes",
-                     "hop_ms_same_worker", "hop_ms_other_worker", "hop_ms_other_node", "task_cpu_per_tuple", "worker_cpu", "node_cpu"):
+                     "hop_ms_same_worker", "hop_ms_other_worker", "hop_ms_other_node", "task_cpu_per_tuple", "worker_cpu", "node_cpu",
+                     "executor_cpu"):
             value = getattr(self, name)
             if not np.isfinite(value) or value < 0:
                 raise ValueError(f"CostModel.{name} must be a finite number >= 0, got {value}")
@@ -382,7 +388,9 @@ def predict(problem: Problem, placement: Placement, model: CostModel = CostModel
     speed = model.speeds(cluster)
     workers = placement.workers_used(cluster)
     cores = np.array([n.cores for n in cluster.nodes], dtype=float)
-    cpu_capacity = np.maximum(0.0, cores - model.worker_cpu * workers - model.node_cpu * (workers > 0)) * speed
+    tasks = np.bincount(node, minlength=cluster.n_nodes)
+    fixed = model.executor_cpu * tasks + model.worker_cpu * workers + model.node_cpu * (workers > 0)
+    cpu_capacity = np.maximum(0.0, cores - fixed) * speed
     bandwidth = np.array([n.bandwidth for n in cluster.nodes], dtype=float)
     names = [n.name for n in cluster.nodes]
     max_scale, bottleneck = sustainable_scale(cpu, cpu_capacity, np.maximum(nic_in, nic_out), bandwidth, names)

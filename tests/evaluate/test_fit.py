@@ -5,7 +5,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from streamplace.evaluate.fit import Case, cpu_terms, fit, fit_cpu, predictions, scaled_cluster, scores
+from streamplace.evaluate.fit import FITTED, Case, cpu_terms, fit, fit_cpu, predictions, scaled_cluster, scores
 from streamplace.model.performance import CostModel, predict
 from streamplace.model import Problem
 from streamplace.schedulers import make_scheduler
@@ -100,6 +100,17 @@ def test_pairs_within_the_noise_are_left_out_of_the_pair_agreement(cases):
     assert s["pairs"] == 2 and s["pairs_agree"] == expected
 
 
+def test_executor_cpu_takes_capacity_from_the_node_per_task():
+    base = Problem.from_topology(runtime.microbench("linear", "cpu"), runtime.named_cluster("1high+2low"))
+    placement = make_scheduler("t3").schedule(base).placement
+    plain = predict(base, placement, CostModel(worker_cpu=0.0, node_cpu=0.0))
+    loaded = predict(base, placement, CostModel(worker_cpu=0.0, node_cpu=0.0, executor_cpu=0.01))
+    tasks = np.bincount(placement.node, minlength=base.cluster.n_nodes)
+    cores = np.array([n.cores for n in base.cluster.nodes], float)
+    assert np.allclose(loaded.cpu_capacity, cores - 0.01 * tasks)
+    assert loaded.throughput < plain.throughput
+
+
 def test_cpu_terms_worked_by_hand():
     """source (1 task, 1 ms/tuple) -> sink (1 task, 2 ms/tuple) on two nodes, measured at 100
     bolt tuples/s: each node executes 100 tuples/s, serialises 100 (one side of the hop each)."""
@@ -111,21 +122,23 @@ def test_cpu_terms_worked_by_hand():
                 100.0, 1)
     known, terms = cpu_terms(case, CostModel(ser_cpu_per_byte=1e-6))
     assert known == pytest.approx([100 * (1e-3 + 1e-4), 100 * (2e-3 + 1e-4)])   # own work + 100 B x 1 us/B per side
-    assert terms.tolist() == [[100, 100, 1, 1], [100, 100, 1, 1]]
+    assert terms.tolist() == [[100, 100, 1, 1, 1], [100, 100, 1, 1, 1]]
 
 
 def test_fit_cpu_recovers_the_constants_from_the_cores_each_node_used(cases):
     """Node cores 'measured' under a known model at its own throughput: demand x scale + fixed."""
-    true = dataclasses.replace(TRUE, node_cpu=0.02)
+    true = dataclasses.replace(TRUE, node_cpu=0.02, executor_cpu=0.004)
     measured = []
     for c, m in zip(cases, predictions(true, cases)):
         perf = predict(c.problem, c.placement, true)
         workers = c.placement.workers_used(c.problem.cluster)
-        cores = perf.cpu_demand * perf.max_scale + true.worker_cpu * workers + true.node_cpu * (workers > 0)
+        tasks = np.bincount(c.placement.node, minlength=c.problem.cluster.n_nodes)
+        cores = (perf.cpu_demand * perf.max_scale + true.worker_cpu * workers + true.node_cpu * (workers > 0)
+                 + true.executor_cpu * tasks)
         measured.append(dataclasses.replace(c, measured=float(m),
                                             node_cores={n.name: float(v) for n, v in zip(c.problem.cluster.nodes, cores)}))
     model, info = fit_cpu(measured, START)
-    for name in ("task_cpu_per_tuple", "ser_cpu_per_tuple", "worker_cpu", "node_cpu"):
+    for name in FITTED:
         assert getattr(model, name) == pytest.approx(getattr(true, name), rel=1e-6, abs=1e-9), name
     assert info["r2"] == pytest.approx(1.0)
     with pytest.raises(ValueError, match="no case has measured node CPU"):
