@@ -76,8 +76,10 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help=f"only {', '.join(campaign.QUICK_WORKLOADS)}")
     ap.add_argument("--experiments", nargs="*", help="<workload> or <workload>@<cluster> (default: all ten)")
     ap.add_argument("--reps", type=int, default=2)
-    ap.add_argument("--warmup", type=float, default=10.0)
-    ap.add_argument("--duration", type=float, default=20.0)
+    ap.add_argument("--warmup", type=float, default=20.0,
+                    help="seconds from every worker running to the measured window (default 20: placements with many "
+                         "workers were still ramping up 10 s in)")
+    ap.add_argument("--duration", type=float, default=20.0, help="seconds measured (whole --window periods)")
     ap.add_argument("--window", type=float, default=10.0)
     ap.add_argument("--summary-only", action="store_true")
     ap.add_argument("--cost-model", type=Path, default=None,
