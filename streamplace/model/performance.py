@@ -66,10 +66,11 @@ class CostModel:
     #: papers' 2.4-2.7 GHz testbed cores ([I] Sec. 5, [LF] Sec. 4).
     default_cpu_per_tuple: float = 1e-5
     #: CPU s per tuple per side for a tuple crossing a worker (Kryo, Storm's transfer queue and
-    #: Netty per-message handling): 7.51 us, fitted to the Storm testbed (docs/performance-model.md:
-    #: 54 runs of the linear and diamond I/O-intensive and the linear CPU-intensive
-    #: micro-benchmarks, 27 placements, 2026-11-25; the analytic guess was 2 us).
-    ser_cpu_per_tuple: float = 7.51e-6
+    #: Netty per-message handling): 14.5 us, fitted to the Storm testbed (docs/performance-model.md:
+    #: 36 runs of the linear I/O- and CPU-intensive micro-benchmarks, 18 placements, 2026-11-25,
+    #: workers compiling with C1 only, spouts spending their operator's CPU; the analytic guess
+    #: was 2 us).
+    ser_cpu_per_tuple: float = 1.45e-5
     #: CPU s per payload byte per side: 5 ns/B, i.e. ~200 MB/s per core, Kryo-class throughput.
     ser_cpu_per_byte: float = 5e-9
     #: wire bytes added to every inter-node tuple: Storm's Netty ``TaskMessage`` frame (2-byte
@@ -90,20 +91,22 @@ class CostModel:
     machine_speed: Mapping[str, float] = field(default_factory=dict)
     #: CPU s per tuple that every task pays on top of its operator's own work: the engine's
     #: per-tuple cost (executor queue hand-off, emit and routing, task hooks). 0: fitted to the
-    #: testbed together with the three below, the fit drove it to 0 (docs/performance-model.md).
+    #: testbed together with the four below, the fit drove it to 0 (docs/performance-model.md).
     task_cpu_per_tuple: float = 0.0
     #: cores each worker process uses whatever its load (heartbeats, metrics ticks, Netty and
     #: JVM threads); subtracted from its node's CPU capacity:
-    #: 0.0128 cores, fitted to the testbed with ``ser_cpu_per_tuple`` (same runs).
-    worker_cpu: float = 0.0128
+    #: 0.0121 cores, fitted to the testbed with ``ser_cpu_per_tuple`` (same runs).
+    worker_cpu: float = 0.0121
     #: cores each node that hosts at least one worker uses whatever its load (its Storm
-    #: supervisor, the worker launches' log pumps); subtracted from its CPU capacity: 0.0750
+    #: supervisor, the worker launches' log pumps); subtracted from its CPU capacity: 0.0463
     #: cores, fitted to the testbed with ``ser_cpu_per_tuple`` (same runs). Only runs on the
     #: 2 high + 4 low cluster, where placements use 2 to 6 nodes, tell it apart from the rest.
-    node_cpu: float = 0.0750
+    node_cpu: float = 0.0463
     #: cores each executor (one per task here) uses whatever its load: Storm 2's progressive wait
     #: strategy parks an idle executor thread for 1 ns up to 1,000 times before it sleeps, and
     #: every tuple that arrives starts that over; subtracted from its node's CPU capacity.
+    #: 0: fitted to the testbed with the four above, the fit drove it to 0 (on the testbed an
+    #: idle executor's spinning takes whatever CPU its node has left, not a fixed amount).
     executor_cpu: float = 0.0
 
     def __post_init__(self):
