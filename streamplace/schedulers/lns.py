@@ -33,7 +33,7 @@ runs the same search with another cost: the performance model's predicted throug
 (:func:`streamplace.model.performance.predict`, under ``cost_model``, a cost-model file, or the
 bundled default), each candidate with the incumbent's workers on the nodes whose tasks did not change
 and the second level's on the others. The constructions then
-include Storm's ``even``, ``online``, ``rstorm`` and ``lf`` (spreading can beat packing on throughput),
+include Storm's ``even``, ``lf``, ``rstorm`` and ``online``, cheapest first (spreading can beat packing on throughput),
 each with its own workers and with the second level's;
 step 2 is skipped (the exact solver minimises traffic, not throughput); a re-solve is kept only if
 the predicted throughput rises; and one more neighbourhood kind, ``bottleneck``, moves single
