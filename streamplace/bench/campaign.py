@@ -11,8 +11,9 @@ repetition so that no scheduler's runs sit in a row and drift of the machine spr
 Operating point: the spouts are saturated (every spout task asked for :data:`SATURATED_RATE`
 tuples/s; back-pressure holds them to what the placement sustains), so the measured rate is the
 placement's sustainable throughput, the figure the performance model predicts. Executor queues
-are kept small (:data:`QUEUE_CONF`) so that back-pressure, not a queue still filling, sets the
-rate within the warm-up. The papers' own
+are kept small (:data:`STORM_CONF`) so that back-pressure, not a queue still filling, sets the
+rate within the warm-up, and idle executors sleep rather than spin, so that a node's CPU goes to
+the work it hosts. The papers' own
 runs used Storm 1.x with acking and ``max.spout.pending``, where throughput also depends on
 latency; that operating point is not run here (no ackers: 0 acker executors).
 
@@ -63,14 +64,22 @@ SCHEDULERS = (
     ("optimal", "optimal", {"time_limit": 10.0}),
 )
 SATURATED_RATE = 50_000.0  # tuples/s asked of every spout task: far above what 2 cores sustain
-#: Storm settings of every campaign run: executor receive queues of 1,024 tuples instead of Storm
-#: 2's 32,768. Saturated spouts fill every queue before back-pressure holds them: 30 executors'
-#: default queues hold ~10^6 tuples, a minute and more of this testbed's rate, in 256-MB worker
-#: heaps. The 2026-11-24 runs with default queues measured p50 latencies of 17-108 s (still in
-#: that fill transient) and a placement's runs 3x apart; with 1,024-tuple queues the same
-#: linear-io placements ran 1.4-7x faster and their two runs 3-26 % apart (pilot of 2026-11-25,
-#: docs/performance-model.md).
-QUEUE_CONF = {"topology.executor.receive.buffer.size": 1024}
+#: Storm settings of every campaign run. Executor receive queues of 1,024 tuples instead of Storm
+#: 2's 32,768: saturated spouts fill every queue before back-pressure holds them, and 30
+#: executors' default queues hold ~10^6 tuples, a minute and more of this testbed's rate, in
+#: 256-MB worker heaps (the 2026-11-24 runs with default queues measured p50 latencies of 17-108 s
+#: and a placement's runs 3x apart; with 1,024-tuple queues the same linear-io placements ran
+#: 1.4-7x faster and their two runs 3-26 % apart). Idle and back-pressured executors sleep 1 ms
+#: at once (``level2.count`` 0; Storm 2 first parks them for 1 ns up to 1,000 times, which keeps
+#: every node that hosts an idle executor at its CPU quota, so packed placements lose the
+#: quota's rest to spinning; Storm 1.x, which the papers ran, blocked idle bolts instead). The
+#: spout wait strategy already sleeps at once by default. docs/performance-model.md has both
+#: pilots.
+STORM_CONF = {
+    "topology.executor.receive.buffer.size": 1024,
+    "topology.bolt.wait.progressive.level2.count": 0,
+    "topology.backpressure.wait.progressive.level2.count": 0,
+}
 QUICK_WORKLOADS = ("linear-io", "diamond-cpu", "smart-home@2high+4low")
 
 
@@ -110,9 +119,10 @@ def saturated(topology: Topology, rate: float = SATURATED_RATE) -> Topology:
 
 def saturated_job(name: str, topology: Topology, placement: Placement, duration_s: float) -> Job:
     """A measured testbed job: ``topology`` with :func:`saturated` spouts, under ``placement``,
-    with the small queues of :data:`QUEUE_CONF` and the traffic monitor on."""
+    with the Storm settings of :data:`STORM_CONF` (small queues, idle executors sleeping) and the
+    traffic monitor on."""
     topo = Topology.build(name, saturated(topology).operators, topology.streams)
-    return Job(name, topo, placement, workers_of(placement), monitor=True, duration_s=duration_s, conf=dict(QUEUE_CONF))
+    return Job(name, topo, placement, workers_of(placement), monitor=True, duration_s=duration_s, conf=dict(STORM_CONF))
 
 
 def plan(scenarios: Sequence[runtime.Scenario], schedulers=SCHEDULERS) -> list[Cell]:
@@ -202,7 +212,7 @@ def run_campaign(out_dir: Path, scenarios: Sequence[runtime.Scenario], *, reps: 
                    "scheduler": c.scheduler, "rep": rep, "job": event["job"],
                    **measured(c.problem, c.placement, event, monitor, settings),
                    "workers": workers_of(c.placement), "finished_s": round(time.monotonic() - began, 1),
-                   "cpu_budget": bed.budget(), "queue": QUEUE_CONF["topology.executor.receive.buffer.size"],
+                   "cpu_budget": bed.budget(), "storm_conf": dict(STORM_CONF),
                    "placement": c.placement.to_mapping(c.problem.topology.task_labels, c.problem.cluster)}
             rec.update(with_model(rec, predicted_figures(c.problem, c.placement, model, bed.budget())))
             out.append(rec)
