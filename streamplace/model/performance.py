@@ -66,11 +66,13 @@ class CostModel:
     #: papers' 2.4-2.7 GHz testbed cores ([I] Sec. 5, [LF] Sec. 4).
     default_cpu_per_tuple: float = 1e-5
     #: CPU s per tuple per side for a tuple crossing a worker (Kryo, Storm's transfer queue and
-    #: Netty per-message handling): 14.5 us, fitted to the Storm testbed (docs/performance-model.md:
-    #: 36 runs of the linear I/O- and CPU-intensive micro-benchmarks, 18 placements, 2026-11-25,
-    #: workers compiling with C1 only, spouts spending their operator's CPU; the analytic guess
-    #: was 2 us).
-    ser_cpu_per_tuple: float = 1.45e-5
+    #: Netty per-message handling): 0.535 us, fitted to the Storm testbed with the four constants
+    #: below, to the CPU each node's cgroup used (docs/performance-model.md: 61 node measurements
+    #: of 36 runs of the linear I/O- and CPU-intensive micro-benchmarks, 18 placements,
+    #: 2026-11-25; workers compiling with C1 only, spouts spending their operator's CPU, idle
+    #: executors sleeping; R^2 0.94; the analytic guess was 2 us, the fit to throughput of the
+    #: same runs 1.54 us).
+    ser_cpu_per_tuple: float = 5.35e-7
     #: CPU s per payload byte per side: 5 ns/B, i.e. ~200 MB/s per core, Kryo-class throughput.
     ser_cpu_per_byte: float = 5e-9
     #: wire bytes added to every inter-node tuple: Storm's Netty ``TaskMessage`` frame (2-byte
@@ -90,23 +92,23 @@ class CostModel:
     #: heterogeneous CPUs as in [N] Table 2.
     machine_speed: Mapping[str, float] = field(default_factory=dict)
     #: CPU s per tuple that every task pays on top of its operator's own work: the engine's
-    #: per-tuple cost (executor queue hand-off, emit and routing, task hooks). 0: fitted to the
-    #: testbed together with the four below, the fit drove it to 0 (docs/performance-model.md).
-    task_cpu_per_tuple: float = 0.0
+    #: per-tuple cost (executor queue hand-off, emit and routing, task hooks): 9.69 us, fitted to
+    #: the testbed with ``ser_cpu_per_tuple`` (same fit; the fit to throughput gives 9.10 us). On
+    #: this testbed it is most of a light operator's cost per tuple.
+    task_cpu_per_tuple: float = 9.69e-6
     #: cores each worker process uses whatever its load (heartbeats, metrics ticks, Netty and
     #: JVM threads); subtracted from its node's CPU capacity:
-    #: 0.0121 cores, fitted to the testbed with ``ser_cpu_per_tuple`` (same runs).
-    worker_cpu: float = 0.0121
+    #: 0.0413 cores, fitted to the testbed with ``ser_cpu_per_tuple`` (same fit).
+    worker_cpu: float = 0.0413
     #: cores each node that hosts at least one worker uses whatever its load (its Storm
-    #: supervisor, the worker launches' log pumps); subtracted from its CPU capacity: 0.0463
-    #: cores, fitted to the testbed with ``ser_cpu_per_tuple`` (same runs). Only runs on the
+    #: supervisor, the worker launches' log pumps); subtracted from its CPU capacity: 0.0547
+    #: cores, fitted to the testbed with ``ser_cpu_per_tuple`` (same fit). Only runs on the
     #: 2 high + 4 low cluster, where placements use 2 to 6 nodes, tell it apart from the rest.
-    node_cpu: float = 0.0463
-    #: cores each executor (one per task here) uses whatever its load: Storm 2's progressive wait
-    #: strategy parks an idle executor thread for 1 ns up to 1,000 times before it sleeps, and
-    #: every tuple that arrives starts that over; subtracted from its node's CPU capacity.
-    #: 0: fitted to the testbed with the four above, the fit drove it to 0 (on the testbed an
-    #: idle executor's spinning takes whatever CPU its node has left, not a fixed amount).
+    node_cpu: float = 0.0547
+    #: cores each executor (one per task here) uses whatever its load (with Storm 2's default
+    #: progressive wait strategy an idle executor thread parks for 1 ns up to 1,000 times before
+    #: it sleeps); subtracted from its node's CPU capacity. 0: fitted to the testbed with the
+    #: four above (idle executors sleeping at once there), both fits drove it to 0.
     executor_cpu: float = 0.0
 
     def __post_init__(self):

@@ -8,8 +8,9 @@ from streamplace.model.graph import stream_flows
 
 # ser per tuple per side = 1e-5 + 1e-8 x 1000 B = 2e-5 s; wire = 1000 + 24 B
 def worked_model(**constants) -> CostModel:
-    """The model the hand-worked figures below use: no fixed CPU per worker or node."""
-    return CostModel(**{"worker_cpu": 0.0, "node_cpu": 0.0, **constants})
+    """The model the hand-worked figures below use: no engine cost per tuple, no fixed CPU per
+    executor, worker or node."""
+    return CostModel(**{"task_cpu_per_tuple": 0.0, "worker_cpu": 0.0, "node_cpu": 0.0, "executor_cpu": 0.0, **constants})
 
 
 MODEL = worked_model(ser_cpu_per_tuple=1e-5, ser_cpu_per_byte=1e-8, header_bytes=24.0)

@@ -15,7 +15,7 @@ from streamplace.model.specs import cluster_to_dict, topology_to_dict, write_doc
 from streamplace.storm.run import Job, RunSettings, run_jobs
 from streamplace.evaluate.fit import cpu_scale
 from streamplace.storm.testbed.cgroups import CpuCgroups
-from streamplace.storm.testbed.cluster import TestbedSettings
+from streamplace.storm.testbed import cluster as testbed_cluster   # not its TestbedSettings: pytest would try to collect it
 
 from .conftest import leftovers, netns_exists
 
@@ -85,7 +85,7 @@ def test_wire_bytes_match_the_monitors_cross_node_bytes(runs):
 
 def test_node_cpu_stays_within_the_quota_and_follows_the_workers(runs):
     _, cluster, _, results, _, _ = runs
-    quota = cpu_scale(cluster, TestbedSettings().budget())   # each node has 1 core
+    quota = cpu_scale(cluster, testbed_cluster.TestbedSettings().budget())   # each node has 1 core
     for name in ("spread", "single"):
         cpu = results[name]["node_cpu"]
         assert set(cpu) == {n.name for n in cluster.nodes}
