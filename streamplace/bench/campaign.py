@@ -64,17 +64,12 @@ SCHEDULERS = (
     ("optimal", "optimal", {"time_limit": 10.0}),
 )
 SATURATED_RATE = 50_000.0  # tuples/s asked of every spout task: far above what 2 cores sustain
-#: Storm settings of every campaign run. Executor receive queues of 1,024 tuples instead of Storm
-#: 2's 32,768: saturated spouts fill every queue before back-pressure holds them, and 30
-#: executors' default queues hold ~10^6 tuples, a minute and more of this testbed's rate, in
-#: 256-MB worker heaps (the 2026-11-24 runs with default queues measured p50 latencies of 17-108 s
-#: and a placement's runs 3x apart; with 1,024-tuple queues the same linear-io placements ran
-#: 1.4-7x faster and their two runs 3-26 % apart). Idle and back-pressured executors sleep 1 ms
-#: at once (``level2.count`` 0; Storm 2 first parks them for 1 ns up to 1,000 times, which keeps
-#: every node that hosts an idle executor at its CPU quota, so packed placements lose the
-#: quota's rest to spinning; Storm 1.x, which the papers ran, blocked idle bolts instead). The
-#: spout wait strategy already sleeps at once by default. docs/performance-model.md has both
-#: pilots.
+#: Storm settings of every campaign run (why and the pilots that measured it:
+#: docs/performance-model.md, "Operating point"). Executor receive queues of 1,024 tuples instead
+#: of 32,768, so that back-pressure, not queues still filling, sets the rate within the warm-up.
+#: Idle and back-pressured executors sleep 1 ms at once instead of parking up to 1,000 times
+#: first, which kept every node hosting an idle executor at its CPU quota (spouts already sleep
+#: at once by default).
 STORM_CONF = {
     "topology.executor.receive.buffer.size": 1024,
     "topology.bolt.wait.progressive.level2.count": 0,
