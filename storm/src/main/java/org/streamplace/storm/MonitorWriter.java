@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
@@ -104,26 +105,43 @@ final class MonitorWriter implements Runnable {
             throws IOException {
         String head = "{\"window_start\":" + java.math.BigDecimal.valueOf(startMillis, 3).toPlainString()
                       + ",\"window_seconds\":" + java.math.BigDecimal.valueOf(windowMillis, 3).toPlainString();
-        for (TrafficMonitor h : hooks) {
+        // Read every counter first, in one tight pass, then format: formatting and writing take
+        // long enough for a preempted writer to split one emit's outputs across two windows.
+        List<TrafficMonitor> now = new ArrayList<>(hooks);
+        long[][] counts = new long[now.size()][];
+        double[] cpus = new double[now.size()];
+        for (int k = 0; k < counts.length; k++) {
+            TrafficMonitor h = now.get(k);
             int n = h.targetLabels.length;
-            long[] prev = last.computeIfAbsent(h, k -> new long[2 * n + 2 + LatencyHistogram.BUCKETS]);
+            long[] c = new long[2 * n + 1];
             for (int i = 0; i < n; i++) {
-                long t = h.tuples.get(i);
-                long b = h.bytes.get(i);
-                if (t != prev[i]) {
-                    traffic.write(head + ",\"src_task\":" + quote(h.label) + ",\"dst_task\":" + quote(h.targetLabels[i])
-                                  + ",\"tuples\":" + (t - prev[i]) + ",\"bytes\":" + (b - prev[n + i]) + "}\n");
-                }
-                prev[i] = t;
-                prev[n + i] = b;
+                c[i] = h.tuples.get(i);
+                c[n + i] = h.bytes.get(i);
             }
-            long executed = h.executed.get(0);
-            double cpu = h.cpuSeconds();
+            c[2 * n] = h.executed.get(0);
+            counts[k] = c;
+        }
+        for (int k = 0; k < counts.length; k++) {
+            cpus[k] = now.get(k).cpuSeconds();
+        }
+        for (int k = 0; k < counts.length; k++) {
+            TrafficMonitor h = now.get(k);
+            long[] c = counts[k];
+            int n = h.targetLabels.length;
+            long[] prev = last.computeIfAbsent(h, key -> new long[2 * n + 2 + LatencyHistogram.BUCKETS]);
+            for (int i = 0; i < n; i++) {
+                if (c[i] != prev[i]) {
+                    traffic.write(head + ",\"src_task\":" + quote(h.label) + ",\"dst_task\":" + quote(h.targetLabels[i])
+                                  + ",\"tuples\":" + (c[i] - prev[i]) + ",\"bytes\":" + (c[n + i] - prev[n + i]) + "}\n");
+                }
+                prev[i] = c[i];
+                prev[n + i] = c[n + i];
+            }
             double cpuPrev = Double.longBitsToDouble(prev[2 * n + 1]);
-            load.write(head + ",\"task\":" + quote(h.label) + ",\"executed\":" + (executed - prev[2 * n])
-                       + ",\"cpu_seconds\":" + Math.max(0.0, cpu - cpuPrev) + "}\n");
-            prev[2 * n] = executed;
-            prev[2 * n + 1] = Double.doubleToLongBits(cpu);
+            load.write(head + ",\"task\":" + quote(h.label) + ",\"executed\":" + (c[2 * n] - prev[2 * n])
+                       + ",\"cpu_seconds\":" + Math.max(0.0, cpus[k] - cpuPrev) + "}\n");
+            prev[2 * n] = c[2 * n];
+            prev[2 * n + 1] = Double.doubleToLongBits(cpus[k]);
             if (h.latency != null) {
                 writeLatency(head, h, prev, 2 * n + 2, latency);
             }
