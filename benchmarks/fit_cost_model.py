@@ -36,7 +36,8 @@ def show(label: str, s: dict) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("campaign", type=Path, help="campaign directory (runs.jsonl) or runs.jsonl")
+    ap.add_argument("campaign", type=Path, nargs="+",
+                    help="campaign directory (runs.jsonl) or runs.jsonl; several are pooled")
     ap.add_argument("-o", "--output", type=Path, required=True, help="fitted cost model file to write")
     ap.add_argument("--params", nargs="*", default=list(FITTED), help="constants the throughput fit chooses")
     ap.add_argument("--method", choices=("throughput", "cpu"), default="throughput",
@@ -46,10 +47,10 @@ def main() -> int:
     ap.add_argument("--compare", type=Path, action="append", default=[], metavar="FILE",
                     help="also score this cost model file on both sets (repeatable), e.g. the bundled model before a refit")
     args = ap.parse_args()
-    from streamplace.bench.reproduce.measured import load_runs
+    from streamplace.bench.reproduce.measured import load_campaigns
     from streamplace.model.specs import SpecError
     try:
-        runs = load_runs(args.campaign)
+        runs = load_campaigns(args.campaign)
     except SpecError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -57,7 +58,8 @@ def main() -> int:
     valid_runs = [r for r in runs if not r["kind"].startswith("micro-")]
     probs = campaign.problems()
     budget = 1.5
-    train, valid = cases_from_runs(train_runs, probs, budget), cases_from_runs(valid_runs, probs, budget)
+    train, valid = (cases_from_runs(train_runs, probs, budget, campaign.as_run),
+                    cases_from_runs(valid_runs, probs, budget, campaign.as_run))
     print(f"training: {len(train)} placements ({len(train_runs)} runs), experiments "
           f"{sorted({c.experiment for c in train})}")
     print(f"validation: {len(valid)} placements ({len(valid_runs)} runs), experiments "
@@ -68,7 +70,7 @@ def main() -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.method == "cpu" and not any(c.node_cores for c in train):
-        print(f"error: {args.campaign}: --method cpu needs training runs with node_cpu (recorded since 2026-11-25)",
+        print(f"error: {', '.join(map(str, args.campaign))}: --method cpu needs training runs with node_cpu (recorded since 2026-11-25)",
               file=sys.stderr)
         return 2
     model, info = fit(train, ANALYTIC, args.params)
@@ -91,7 +93,7 @@ def main() -> int:
             show(label, scores(fitted, cases))
     model, info = fits["fitted cpu" if args.method == "cpu" else "fitted"]
     doc = {"cost_model": model.to_dict(),
-           "provenance": {"fitted_on": str(args.campaign), "date": date.today().isoformat(),
+           "provenance": {"fitted_on": [str(c) for c in args.campaign], "date": date.today().isoformat(),
                           "method": args.method, "params": list(args.params) if args.method == "throughput" else list(FITTED),
                           "training_experiments": sorted({c.experiment for c in train}),
                           "validation_experiments": sorted({c.experiment for c in valid}),

@@ -72,6 +72,23 @@ def _parse_params(pairs: tuple[str, ...]) -> dict[str, str]:
     return params
 
 
+def _parse_storm_conf(pairs: tuple[str, ...]) -> dict:
+    """``--storm-conf KEY=VALUE`` pairs; VALUE is read as YAML, as Storm reads its own settings
+    (``0`` a number, ``true`` a boolean, ``[a, b]`` a list, anything else a string)."""
+    import yaml
+    conf = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        key = key.strip()
+        if not sep or not key or any(c.isspace() for c in key) or not text.strip():
+            raise UserError(f"--storm-conf: expected KEY=VALUE (a Storm setting and its value), got {pair!r}")
+        try:
+            conf[key] = yaml.safe_load(text)
+        except yaml.YAMLError:
+            raise UserError(f"--storm-conf {key}: value {text!r} is not a YAML value") from None
+    return conf
+
+
 def _schedulers(names: list[str], params: dict[str, dict], seed: int | None, time_limit: float | None,
                 profiling: str | None = None) -> list:
     """The named schedulers through the one path (:func:`make_scheduler`); one note names those
@@ -741,15 +758,16 @@ REPRODUCE_PAPERS = ("ischeduler", "t3", "metis", "lf", "throughput")  # = stream
 @click.option("--quick", is_flag=True, help="Reduced sizes (seconds instead of minutes), same steps.")
 @click.option("--time-limit", type=SECONDS, default=10.0, show_default=True, help="Seconds per optimal solve.")
 @cost_model_option
-@click.option("--testbed", "testbed_runs", type=click.Path(), default=None,
-              help="A testbed campaign (DIR or DIR/runs.jsonl of benchmarks/storm_testbed.py): score [I]/[T3] Sec. 6 "
-                   "statements against its measured throughput too (statements-testbed.json, a report section).")
+@click.option("--testbed", "testbed_runs", type=click.Path(), multiple=True,
+              help="A testbed campaign (DIR or DIR/runs.jsonl of benchmarks/storm_testbed.py; repeatable, the runs of "
+                   "all are pooled): score [I]/[T3] Sec. 6 statements against its measured throughput too "
+                   "(statements-testbed.json, a report section).")
 def reproduce(papers, out_dir, quick, time_limit, cost_model, testbed_runs):
     """The papers' comparisons rebuilt from our implementations, beside the published numbers."""
     from .bench.reproduce import reproduce as run_reproduce
     chosen = REPRODUCE_PAPERS if "all" in papers else tuple(dict.fromkeys(papers))
-    from .bench.reproduce.measured import load_runs
-    runs = load_runs(testbed_runs) if testbed_runs else None
+    from .bench.reproduce.measured import load_campaigns
+    runs = load_campaigns(testbed_runs) if testbed_runs else None
     run_reproduce(chosen, Path(out_dir), quick=quick, time_limit=time_limit, console=Console(),
                   model=_cost_model(cost_model), testbed_runs=runs)
 
@@ -841,6 +859,10 @@ def storm():
               help="Acker executors (0: no acking; latency comes from the tuples' emit time).")
 @click.option("--load-aware", is_flag=True, help="Storm 2's load-aware, locality-first shuffle (off: uniform shuffle, as the papers and the model).")
 @click.option("--heap-mb", type=click.IntRange(min=128), default=1024, show_default=True, help="Heap of the embedded Storm JVM.")
+@click.option("--storm-conf", "storm_conf", multiple=True, metavar="KEY=VALUE",
+              help="A Storm topology setting (repeatable; VALUE read as YAML), e.g. "
+                   "topology.bolt.wait.progressive.level2.count=0. Overrides streamplace's defaults and Storm's; "
+                   "docs/storm.md lists the settings of the testbed campaign.")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "parquet"]), default="jsonl", show_default=True,
               help="Format of the traffic and load records.")
 @click.option("--mode", type=click.Choice(["embedded", "cluster"]), default="embedded", show_default=True,
@@ -854,7 +876,7 @@ def storm():
 @click.option("--force", is_flag=True, help="Replace the output directory if it exists.")
 @click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), required=True, help="Directory to write.")
 def storm_run(topology, cluster, plan_path, name, params, seed, time_limit, profiling, storm_default, workers,
-              duration, warmup, window, ackers, load_aware, heap_mb, fmt, mode, worker_heap_mb, cpu_budget, force, out_dir):
+              duration, warmup, window, ackers, load_aware, heap_mb, storm_conf, fmt, mode, worker_heap_mb, cpu_budget, force, out_dir):
     """Run TOPOLOGY on Storm with CLUSTER's nodes, under a plan, and measure it.
 
     Writes DIR/run.json (what Storm assigned, read back from Storm, throughput, latency; on the
@@ -870,7 +892,8 @@ def storm_run(topology, cluster, plan_path, name, params, seed, time_limit, prof
         raise UserError("--workers goes with --storm-default (a plan fixes its workers)")
     settings = RunSettings(duration_s=duration, warmup_s=warmup, window_s=window, ackers=ackers,
                            load_aware=load_aware, heap_mb=heap_mb, seed=seed or 0, mode=mode,
-                           testbed=TestbedSettings(worker_heap_mb=worker_heap_mb, cpu_budget=cpu_budget))
+                           testbed=TestbedSettings(worker_heap_mb=worker_heap_mb, cpu_budget=cpu_budget),
+                           storm_conf=_parse_storm_conf(storm_conf))
     problem = _problem(topology, cluster)
     placement, source = None, {"kind": "storm-default"}
     if plan_path:

@@ -150,6 +150,9 @@ def measured(problem: Problem, placement: Placement, result: dict, monitor: Path
     bolt_tasks = sum(op.parallelism for op in topo.operators if topo.upstream(op.name))
     node_of = {label: where["node"] for label, where in result["assignment"].items()}
     wire = sum(result.get("wire", {}).values())
+    # cores of each node's executor threads (operator work, emit, queues, idle waits); node_cpu
+    # minus this is the rest: transfer and Netty threads, the JVMs, the supervisor
+    executor_cpu = load["cpu_seconds"].groupby(load["task"].map(node_of)).sum() / seconds if seconds > 0 and len(load) else {}
     return {
         "throughput": bolts + spouts, "bolt_throughput": bolts, "source_rate": spouts,
         "per_bolt_task_10s": 10.0 * bolts / bolt_tasks if bolt_tasks else 0.0,
@@ -157,6 +160,7 @@ def measured(problem: Problem, placement: Placement, result: dict, monitor: Path
         "wire_inter_node_bytes_per_s": wire / seconds if seconds > 0 else 0.0,
         "monitor_inter_node_bytes_per_s": records.cross_node_bytes(traffic, node_of) / seconds if seconds > 0 else 0.0,
         "node_cpu": result.get("node_cpu", {}),
+        "node_executor_cpu": {node: round(float(v), 6) for node, v in dict(executor_cpu).items()},
         "plan_matches": result["assignment"] == placement.to_mapping(topo.task_labels, problem.cluster),
         "seconds": seconds, "windows": int(round(seconds / settings.window_s)),
     }
@@ -207,7 +211,7 @@ def run_campaign(out_dir: Path, scenarios: Sequence[runtime.Scenario], *, reps: 
                    "scheduler": c.scheduler, "rep": rep, "job": event["job"],
                    **measured(c.problem, c.placement, event, monitor, settings),
                    "workers": workers_of(c.placement), "finished_s": round(time.monotonic() - began, 1),
-                   "cpu_budget": bed.budget(), "storm_conf": dict(STORM_CONF),
+                   "cpu_budget": bed.budget(), "storm_conf": dict(STORM_CONF), "spout_selectivity": True,
                    "placement": c.placement.to_mapping(c.problem.topology.task_labels, c.problem.cluster)}
             rec.update(with_model(rec, predicted_figures(c.problem, c.placement, model, bed.budget())))
             out.append(rec)
@@ -240,12 +244,24 @@ def problems() -> dict[str, Problem]:
             for s in experiments()}
 
 
+def as_run(problem: Problem, run: dict) -> Problem:
+    """``problem`` as ``run`` executed it. The testbed's spouts send ``selectivity`` tuples per
+    record they read since 2026-11-25 (records carry ``spout_selectivity``); before, they sent
+    every record, so for older runs every source is taken at selectivity 1 (of the campaign's
+    workloads only smart-home's source, at 0.5, changes)."""
+    topo = problem.topology
+    if run.get("spout_selectivity") or all(op.selectivity == 1.0 for op in topo.operators if not topo.upstream(op.name)):
+        return problem
+    ops = [op if topo.upstream(op.name) else dataclasses.replace(op, selectivity=1.0) for op in topo.operators]
+    return Problem.from_topology(Topology.build(topo.name, ops, topo.streams), problem.cluster)
+
+
 def repredict(runs: Sequence[dict], model: CostModel, cpu_budget: float) -> list[dict]:
     """The runs with every ``predicted_*`` key recomputed under ``model`` from their placements."""
     by_name = problems()
     out = []
     for r in runs:
-        problem = by_name[r["experiment"]]
+        problem = as_run(by_name[r["experiment"]], r)
         placement = placement_from_dict({"placement": r["placement"]}, problem.topology, problem.cluster, r["job"])
         figures = predicted_figures(problem, placement, model, float(r.get("cpu_budget", cpu_budget)))
         out.append({**r, **with_model(r, figures)})

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,14 +61,16 @@ def scaled_cluster(cluster: Cluster, cpu_budget: float) -> Cluster:
     return Cluster.build(cluster.name, [dataclasses.replace(n, cores=n.cores * scale) for n in cluster.nodes])
 
 
-def cases_from_runs(runs: Sequence[dict], problems: dict[str, Problem], cpu_budget: float) -> list[Case]:
-    """Group campaign records by (experiment, scheduler); ``problems`` maps experiment -> problem."""
+def cases_from_runs(runs: Sequence[dict], problems: dict[str, Problem], cpu_budget: float,
+                    as_run: Callable[[Problem, dict], Problem] | None = None) -> list[Case]:
+    """Group campaign records by (experiment, scheduler); ``problems`` maps experiment -> problem,
+    ``as_run(problem, record)`` (if given) adapts it to how the group's first run executed it."""
     groups: dict[tuple[str, str], list[dict]] = {}
     for r in runs:
         groups.setdefault((r["experiment"], r["scheduler"]), []).append(r)
     out = []
     for (exp, sched), rs in sorted(groups.items()):
-        base = problems[exp]
+        base = problems[exp] if as_run is None else as_run(problems[exp], rs[0])
         problem = Problem.from_topology(base.topology, scaled_cluster(base.cluster, float(rs[0].get("cpu_budget", cpu_budget))))
         placement = placement_from_dict({"placement": rs[0]["placement"]}, base.topology, base.cluster, f"{exp}/{sched}")
         values = np.array([r["bolt_throughput"] for r in rs], dtype=float)

@@ -126,7 +126,7 @@ def edge_count(topo: Topology) -> int:
 def stream_flows(topo: Topology, block=stream_block) -> tuple[np.ndarray, list]:
     """Flow the source rates through the DAG: ``(in_rate per task, [(stream, src, dst, rate)])``.
 
-    Sources emit ``source_rate`` split evenly over their tasks; each stream carries
+    Sources read ``source_rate`` records split evenly over their tasks; each stream carries
     ``selectivity x in_rate(sender) x share`` per pair, or exactly ``pair_rate`` on every pair
     ``block`` returns. ``block(topo, stream) -> (src, dst, share)`` decides the routing
     (:func:`stream_block` by default; the performance model passes a placement-aware one).

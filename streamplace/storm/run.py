@@ -42,6 +42,9 @@ from .testbed import TestbedSettings
 PLAN_APPLIED = "streamplace: plan applied"
 MODES = ("embedded", "cluster")
 STORM_HALT = 20   # Storm's Utils.exitProcess code when one of its timer or event threads fails
+#: topology settings a run sets itself, with the option that sets them (``--storm-conf`` refuses them)
+RESERVED_CONF = {"topology.workers": "the plan (or --workers with --storm-default)", "topology.acker.executors": "--ackers",
+                 "topology.disable.loadaware.messaging": "--load-aware", "topology.auto.task.hooks": "the traffic monitor"}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,6 +60,8 @@ class RunSettings:
     seed: int = 0
     mode: str = "embedded"
     testbed: TestbedSettings = field(default_factory=TestbedSettings)  # mode cluster: JVM sizes, CPU budget
+    #: Storm topology settings for every job (``--storm-conf``), over the run's own and Storm's defaults
+    storm_conf: dict = field(default_factory=dict)
 
     def __post_init__(self):
         for name in ("duration_s", "warmup_s", "window_s"):
@@ -69,6 +74,11 @@ class RunSettings:
             raise StormError("--ackers must be >= 0 and --heap-mb >= 128")
         if self.mode not in MODES:
             raise StormError(f"--mode: must be one of {', '.join(MODES)}, got {self.mode!r}")
+        for key in self.storm_conf:
+            owner = "streamplace's own settings" if key.startswith("streamplace.") else RESERVED_CONF.get(key)
+            if owner:
+                raise StormError(f"--storm-conf {key}: set by {owner}, not by --storm-conf")
+        object.__setattr__(self, "storm_conf", dict(self.storm_conf))
 
 
 @dataclass(frozen=True)
@@ -131,7 +141,7 @@ def run_jobs(cluster: Cluster, jobs: Sequence[Job], settings: RunSettings, work_
             write_plan(plan_dir, job.name, job.plan)
         elif job.placement is not None:
             write_plan(plan_dir, job.name, plan_document(job.topology, cluster, job.placement))
-        conf = {"streamplace.seed": settings.seed, **job.conf}
+        conf = {"streamplace.seed": settings.seed, **job.conf, **settings.storm_conf}
         if settings.mode == "cluster":
             # the JVM honours the last -Xmx (Storm's own is 128 MB per executor); C1 only: under a
             # node's CPU quota C2 compiled on into the measured window (25-38 % of the workers' CPU)
@@ -224,6 +234,8 @@ def _drive(java, cp, runner, document, settings, jobs, work_dir, on_event, bed) 
     if code != 0 or len(results) != len(jobs):
         err = (work_dir / "runner.stderr").read_text(errors="replace").splitlines()
         last = _java_failure(err) or _java_failure(_log_lines(work_dir / "storm.log")) or "no message"
+        if code == 2 and last.startswith("streamplace: "):   # the runner refused the job: its message says why
+            raise StormError(last.removeprefix("streamplace: "))
         raise StormError(f"{what} failed (exit {code}): {last.removeprefix('streamplace: ')} "
                          f"(log: {work_dir / 'storm.log'})")
     return results
@@ -439,6 +451,7 @@ def summarise(problem: Problem, placement: Placement | None, result: dict, out_d
         "load_file": records.write_records(load, out_dir / "load", fmt).name,
         "traffic_rows": len(traffic), "load_rows": len(load),
         "settings": asdict(settings),
+        "topology_conf": result.get("topology_conf", {}),   # the job's Storm settings, as Nimbus stored them
         "jvm_peak_rss_mb": round(result.get("jvm_peak_rss_mb") or 0.0, 1),
         "assignment": assignment,
         "system_executors": result.get("system_executors", {}),

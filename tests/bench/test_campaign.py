@@ -1,12 +1,17 @@
 """The testbed campaign's pure parts: experiments, saturation, plans, statistics, rankings, and the
 [I]/[T3] statements scored on measured runs (no Storm needed)."""
 
+import json
 import math
 
+import numpy as np
 import pytest
 
 from streamplace.bench import campaign
 from streamplace.bench.reproduce import measured
+from streamplace.model import Cluster, Node, Operator, Problem, Stream, Topology
+from streamplace.model.placement import Placement
+from streamplace.storm.run import RunSettings
 
 
 def _runs(values: dict[tuple[str, str], list[float]]) -> list[dict]:
@@ -67,3 +72,34 @@ def test_measured_statements_score_the_ratio_of_means():
     vs_ols = checks["I-Scheduler vs OLS, diamond (IO-intensive)"]
     assert vs_ols.verdict == "disagree" and "1,300 bolt tuples/s (n=1)" in vs_ols.why
     assert all("linear" not in c for c in checks)   # experiments not measured are not scored
+
+
+def test_measured_sums_each_nodes_executor_cpu_over_the_measured_windows(tmp_path):
+    """Two nodes, a window before the measured interval and two inside it; figures worked by hand."""
+    topo = Topology.build("t", [Operator("s", 1, role="source", source_rate=10.0), Operator("b", 2, role="sink")],
+                          [Stream("s", "b")])
+    cluster = Cluster.build("c", [Node("n0", capacity=1.0, slots=1), Node("n1", capacity=1.0, slots=1)])
+    placement = Placement(node=np.array([0, 0, 1]), worker=np.array([0, 0, 0]))
+    where = placement.to_mapping(topo.task_labels, cluster)
+    rows = []
+    for start in (0.0, 10.0, 20.0):   # window 0 is warm-up
+        rows += [{"window_start": start, "window_seconds": 10.0, "task": "s[0]", "executed": 100, "cpu_seconds": 0.5},
+                 {"window_start": start, "window_seconds": 10.0, "task": "b[0]", "executed": 60, "cpu_seconds": 0.3},
+                 {"window_start": start, "window_seconds": 10.0, "task": "b[1]", "executed": 40, "cpu_seconds": 1.0 + start / 10}]
+    (tmp_path / "load-t-6700-1.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = {"measure_start": 10.0, "measure_end": 30.0, "assignment": where, "node_cpu": {"n0": {"cores": 0.1}}}
+    rec = campaign.measured(Problem.from_topology(topo, cluster), placement, result, tmp_path, RunSettings(window_s=10.0))
+    assert rec["node_executor_cpu"] == {"n0": pytest.approx((0.5 + 0.3) * 2 / 20), "n1": pytest.approx((2.0 + 3.0) / 20)}
+    assert rec["bolt_throughput"] == pytest.approx(200 / 20) and rec["source_rate"] == pytest.approx(200 / 20)
+    assert rec["windows"] == 2 and rec["node_cpu"] == {"n0": {"cores": 0.1}}
+
+
+def test_runs_before_spouts_applied_selectivity_are_scored_as_they_ran():
+    probs = campaign.problems()
+    home = probs["smart-home@2high+4low"]
+    older = campaign.as_run(home, {"experiment": "smart-home@2high+4low"})
+    assert [op.selectivity for op in older.topology.operators] == [1.0] + [op.selectivity for op in home.topology.operators[1:]]
+    assert home.topology.operators[0].selectivity == 0.5
+    assert campaign.as_run(home, {"spout_selectivity": True}) is home
+    linear = probs["linear-io@1high+2low"]
+    assert campaign.as_run(linear, {}) is linear   # sources at selectivity 1: nothing to adapt

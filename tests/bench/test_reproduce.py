@@ -295,3 +295,18 @@ def test_a_statement_on_a_relaxed_ols_run_says_so():
     assert OLS_RELAX_WHY in checks["T3 vs OLS, star (IO-intensive)"].why
     assert OLS_RELAX_WHY not in checks["T3 vs OLS, linear (IO-intensive)"].why
     assert OLS_RELAX_WHY not in checks["T3 vs R-Storm, star (IO-intensive)"].why
+
+
+def test_campaigns_pool_and_one_given_twice_is_refused(tmp_path):
+    from streamplace.bench.reproduce.measured import load_campaigns
+    from streamplace.model.specs import SpecError
+    first = [{"experiment": "linear-io@1high+2low", "job": "a-r0", "finished_s": 10.0, "bolt_throughput": 5.0},
+             {"experiment": "linear-io@1high+2low", "job": "b-r0", "finished_s": 20.0, "bolt_throughput": 6.0}]
+    # a later campaign of the same experiment reuses job names: different runs all the same
+    second = [{"experiment": "linear-io@1high+2low", "job": "a-r0", "finished_s": 12.0, "bolt_throughput": 7.0}]
+    for name, recs in (("one", first), ("two", second)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    assert load_campaigns([tmp_path / "one", tmp_path / "two" / "runs.jsonl"]) == first + second
+    with pytest.raises(SpecError, match="run a-r0 is also in .*one: a campaign given twice"):
+        load_campaigns([tmp_path / "one", tmp_path / "two", tmp_path / "one" / "runs.jsonl"])

@@ -101,3 +101,31 @@ def test_ctrl_c_stops_the_run_and_its_jvm(storm_ready, files):
     assert time.monotonic() - sent < 10
     assert not ours & storm_jvms(), "no JVM left"
     assert not out.exists() and not list(files.glob(".out-interrupted.*")), "no partial output"
+
+
+@pytest.mark.parametrize("pair, says", [
+    ("topology.workers=3", "--storm-conf topology.workers: set by the plan"),
+    ("topology.acker.executors=1", "set by --ackers"),
+    ("streamplace.seed=1", "set by streamplace's own settings"),
+    ("topology.bolt.wait.progressive.level2.count", "expected KEY=VALUE"),
+    ("topology.bolt.wait.progressive.level2.count=", "expected KEY=VALUE"),
+    ("topology.worker.childopts=[-Xmx1g", "is not a YAML value"),
+])
+def test_storm_conf_mistakes_are_one_line_exit_2_before_storm_starts(files, pair, says):
+    env = {**os.environ, "JAVA_HOME": str(files / "nojava")}   # the check comes before Java is looked for
+    r = subprocess.run([*CLI, "storm", "run", str(files / "t.yaml"), str(files / "c.yaml"), "-s", "even",
+                        "--storm-conf", pair, "-o", str(files / "out")], env=env, capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and says in r.stderr, r.stderr
+    assert not (files / "out").exists()
+
+
+@pytest.mark.parametrize("pair, says", [
+    ("topology.bolt.wait.progresive.level2.count=0",
+     "topology.bolt.wait.progresive.level2.count: not a Storm setting (did you mean topology.bolt.wait.progressive.level2.count?)"),
+    ("topology.executor.receive.buffer.size=large", "Storm rejects it"),
+])
+def test_a_setting_storm_does_not_know_or_rejects_is_one_line_exit_2(storm_ready, files, pair, says):
+    r = subprocess.run([*CLI, "storm", "run", str(files / "t.yaml"), str(files / "c.yaml"), "-s", "even",
+                        "--storm-conf", pair, "-o", str(files / "out")], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and says in r.stderr, r.stderr
+    assert not (files / "out").exists()

@@ -99,7 +99,9 @@ def measured(storm_ready, groupings, tmp_path_factory):
     p = groupings
     placement = make_scheduler("metis", {}).schedule(p).placement
     out = tmp_path_factory.mktemp("measured") / "run"
-    run = measure(p, placement, out, RunSettings(duration_s=4, warmup_s=4, window_s=1))
+    settings = RunSettings(duration_s=4, warmup_s=4, window_s=1,
+                           storm_conf={"topology.bolt.wait.progressive.level3.sleep.millis": 2})
+    run = measure(p, placement, out, settings)
     return p, placement, out, run
 
 
@@ -114,6 +116,9 @@ def test_run_json_reports_the_plan_applied_and_measured_figures(measured):
     # the model on the placement Storm ran: tuples cross nodes, so it predicts bytes between them
     assert run["predicted_throughput"] > 0 and run["predicted_inter_node_bytes_per_s"] > 0
     assert "measured_inter_node_bytes" not in run   # embedded Storm has no wire to count on
+    # --storm-conf reached the topology: Nimbus reports the setting as given
+    assert run["topology_conf"] == {"topology.bolt.wait.progressive.level3.sleep.millis": 2}
+    assert run["settings"]["storm_conf"] == run["topology_conf"]
 
 
 def test_every_task_spends_its_operators_cpu_per_tuple_spouts_too(measured):
@@ -170,3 +175,24 @@ def test_tuples_sent_equal_tuples_received_within_a_window(measured):
     # "all" sends every tuple of a source task to each all_ task: equal counts
     sent = traffic[traffic["dst_task"].str.startswith("all_")].groupby("src_task")["tuples"].agg(["min", "max"])
     assert (sent["max"] - sent["min"] <= 0.05 * sent["max"] + 2).all()
+
+
+def test_a_source_emits_selectivity_tuples_per_record_it_reads(storm_ready, tmp_path):
+    """A source at selectivity 0.5 reads its rate in records, spends its CPU on each, and sends
+    half as many tuples, as the model's rates say (every task sends selectivity x in_rate)."""
+    from streamplace.model import Cluster, Node, Operator, Stream, Topology
+    from streamplace.model.graph import stream_flows
+    topo = Topology.build("halves", [Operator("src", 2, role="source", source_rate=200.0, selectivity=0.5, cpu_per_tuple=2e-4),
+                                     Operator("out", 2, role="sink")], [Stream("src", "out")])
+    p = Problem.from_topology(topo, Cluster.build("two", [Node(f"h{i}", 4, slots=1) for i in range(2)]))
+    placement = make_scheduler("even", {}).schedule(p).placement
+    run = measure(p, placement, tmp_path / "run", RunSettings(duration_s=4, warmup_s=3, window_s=1))
+    in_rate, _ = stream_flows(topo)
+    sent = float(in_rate[topo.tasks_of("out")].sum())   # what the model says the sinks receive
+    assert sent == pytest.approx(100.0)
+    # the spouts' emits and the sinks' executed tuples (run.json's throughput counts bolt tuples)
+    assert 0.7 * sent < run["source_rate"] < 1.1 * sent and 0.7 * sent < run["throughput"] < 1.1 * sent
+    load = pd.read_json(tmp_path / "run" / run["load_file"], lines=True)
+    spouts = load[load["task"].str.startswith("src[")]
+    # CPU per emitted tuple: two records' worth
+    assert spouts["cpu_seconds"].sum() / spouts["executed"].sum() >= 0.8 * 2 * 2e-4

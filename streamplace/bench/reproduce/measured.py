@@ -33,6 +33,22 @@ def load_runs(path) -> list[dict]:
     return [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
 
 
+def load_campaigns(paths) -> list[dict]:
+    """The records of one or more campaigns (:func:`load_runs` each), in order. A record given
+    twice (the same job finishing at the same time with the same throughput: the same file or
+    campaign named twice) is refused, as it would count one run twice."""
+    from ...model.specs import SpecError
+    runs, seen = [], {}
+    for path in paths:
+        for r in load_runs(path):
+            key = (r.get("job"), r.get("finished_s"), r.get("bolt_throughput"))
+            if key in seen:
+                raise SpecError(path, "", f"run {r.get('job')} is also in {seen[key]}: a campaign given twice")
+            seen[key] = path
+            runs.append(r)
+    return runs
+
+
 def _figure(st: dict | None) -> str:
     if st is None:
         return "not measured"

@@ -4,9 +4,11 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import org.apache.storm.Config;
 import org.apache.storm.generated.ExecutorSummary;
@@ -15,6 +17,7 @@ import org.apache.storm.generated.Nimbus;
 import org.apache.storm.generated.StormTopology;
 import org.apache.storm.generated.TopologyInfo;
 import org.apache.storm.generated.TopologySummary;
+import org.apache.storm.utils.Utils;
 
 /**
  * Runs the jobs of a job file (JSON, written by the Python side) on a Storm cluster, embedded
@@ -62,6 +65,9 @@ final class JobRunner {
         int code = 0;
         try {
             Map<String, Object> job = Documents.map(Documents.read(Path.of(args[0])), args[0], "");
+            for (Object j : Documents.list(job.get("jobs"), "job", "jobs")) {   // before any cluster starts
+                conf(Documents.map(j, "job", "jobs[]"));
+            }
             new JobRunner(engine.start(job)).runAll(job);
         } catch (SpecException e) {
             System.err.println("streamplace: " + e.getMessage());
@@ -76,7 +82,7 @@ final class JobRunner {
 
     /** Daemon settings both runners give Nimbus and the supervisors. */
     static Map<String, Object> daemonConf(Map<String, Object> job) throws SpecException {
-        Map<String, Object> daemon = new java.util.HashMap<>();
+        Map<String, Object> daemon = new HashMap<>();
         daemon.put(org.apache.storm.DaemonConfig.STORM_SCHEDULER, PlanScheduler.class.getName());
         daemon.put(PlanScheduler.PLAN_DIR, Documents.string(job.get("plan_dir"), "job", "plan_dir"));
         daemon.put(Config.TOPOLOGY_STATS_SAMPLE_RATE, 1.0);
@@ -110,8 +116,10 @@ final class JobRunner {
     /** Submits the jobs, waits until each is fully assigned, measures them together, then kills them. */
     private void runTogether(List<Map<String, Object>> jobs) throws Exception {
         Map<String, String> ids = new LinkedHashMap<>();
+        Map<String, Set<String>> confKeys = new HashMap<>();
         for (Map<String, Object> j : jobs) {
             String name = submit(j);
+            confKeys.put(name, j.get("conf") == null ? Set.of() : Documents.map(j.get("conf"), "job", "conf").keySet());
             ids.put(name, awaitAssignment(name));
             event("assigned", Map.of("job", name));
         }
@@ -142,7 +150,7 @@ final class JobRunner {
             sleepUntil(end + Math.min(1000, windowMs / 2));   // the monitor writes each window at its end
         }
         for (Map.Entry<String, String> e : ids.entrySet()) {
-            Map<String, Object> result = describe(e.getKey(), e.getValue());
+            Map<String, Object> result = describe(e.getKey(), e.getValue(), confKeys.get(e.getKey()));
             result.put("measure_start", start / 1000.0);
             result.put("measure_end", end / 1000.0);
             event("result", result);
@@ -177,11 +185,10 @@ final class JobRunner {
         }
     }
 
-    private String submit(Map<String, Object> j) throws Exception {
+    /** The topology conf of a job entry: streamplace's settings, then the entry's own {@code conf}, checked. */
+    private static Config conf(Map<String, Object> j) throws SpecException {
         String src = "job";
         String name = Documents.string(j.get("name"), src, "name");
-        Spec spec = Spec.read(Path.of(Documents.string(j.get("topology"), src, "topology")));
-        StormTopology topology = SpecTopology.build(spec);
         Object monitor = j.get("monitor_dir");
         Config conf = SpecTopology.conf(Documents.integer(j.get("workers"), 1, src, "workers"),
                                         Documents.integer(j.get("ackers"), 0, src, "ackers"),
@@ -194,7 +201,14 @@ final class JobRunner {
         if (j.get("conf") != null) {
             conf.putAll(Documents.map(j.get("conf"), src, "conf"));
         }
-        engine.submit(name, conf, topology);
+        TopologyConf.check(conf, "topology settings of " + name);
+        return conf;
+    }
+
+    private String submit(Map<String, Object> j) throws Exception {
+        String name = Documents.string(j.get("name"), "job", "name");
+        Spec spec = Spec.read(Path.of(Documents.string(j.get("topology"), "job", "topology")));
+        engine.submit(name, conf(j), SpecTopology.build(spec));
         event("submitted", Map.of("job", name));
         return name;
     }
@@ -259,7 +273,7 @@ final class JobRunner {
     }
 
     /** What Storm made of the job: assignment by label, task numbering, workers, scheduler status. */
-    private Map<String, Object> describe(String name, String id) throws Exception {
+    private Map<String, Object> describe(String name, String id, Set<String> confKeys) throws Exception {
         TopologyInfo info = engine.nimbus().getTopologyInfo(id);
         Map<Integer, String> taskToComponent = new TreeMap<>();
         for (ExecutorSummary e : info.get_executors()) {
@@ -270,7 +284,7 @@ final class JobRunner {
         Map<Integer, String> labels = TaskLabels.labels(taskToComponent);
         Map<String, Object> assignment = new TreeMap<>();
         Map<String, Object> system = new TreeMap<>();
-        java.util.Set<String> workers = new java.util.TreeSet<>();
+        Set<String> workers = new java.util.TreeSet<>();
         for (Map.Entry<List<Long>, Engine.Slot> e : engine.placement(id).entrySet()) {
             Engine.Slot slot = e.getValue();
             Map<String, Object> where = Map.of("node", slot.node(), "worker", slot.worker());
@@ -295,6 +309,15 @@ final class JobRunner {
         taskToComponent.forEach((t, c) -> tasks.put(String.valueOf(t), c));
         out.put("storm_tasks", tasks);
         out.put("storm_version", org.apache.storm.utils.VersionInfo.getVersion());
+        // the job's own Storm settings as Nimbus stored them for the topology
+        Map<String, Object> stored = Utils.parseJson(engine.nimbus().getTopologyConf(id));
+        Map<String, Object> conf = new TreeMap<>();
+        for (String key : confKeys) {
+            if (!key.startsWith("streamplace.")) {
+                conf.put(key, stored.get(key));
+            }
+        }
+        out.put("topology_conf", conf);
         return out;
     }
 

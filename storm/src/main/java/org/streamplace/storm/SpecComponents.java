@@ -100,11 +100,12 @@ public final class SpecComponents {
     }
 
     /**
-     * Emits {@code source_rate / parallelism} tuples per second per task, spending
-     * {@code cpu_per_tuple} seconds of real CPU on each (producing a record: what the performance
-     * model charges a source task per tuple). It keeps pace with the wall clock, but never more
-     * than one second behind: a source that back-pressure slowed down does not burst to make up
-     * for more than a second.
+     * Reads {@code source_rate / parallelism} records per second per task, spending
+     * {@code cpu_per_tuple} seconds of real CPU on each (what the performance model charges a
+     * source task per tuple), and emits {@code selectivity} tuples per record on average, as a
+     * bolt does per input (docs/definitions.md: every task sends {@code selectivity x in_rate}).
+     * It keeps pace with the wall clock, but never more than one second behind: a source that
+     * back-pressure slowed down does not burst to make up for more than a second.
      */
     public static final class SpecSpout extends BaseRichSpout {
         private static final long serialVersionUID = 1L;
@@ -116,6 +117,7 @@ public final class SpecComponents {
         private transient double cpuSeconds;
         private transient boolean tracked;
         private transient long msgId;
+        private transient double credit;
 
         public SpecSpout(Spec spec, String op) {
             this.shape = Shape.of(spec, op);
@@ -136,11 +138,13 @@ public final class SpecComponents {
         public void nextTuple() {
             for (int n = pacer.due(System.nanoTime(), MAX_BURST); n > 0; n--) {
                 CpuWork.spend(cpuSeconds);
-                Values v = emitter.tuple(Tuples.nowMicros());
-                if (tracked) {
-                    collector.emit(v, msgId++);
-                } else {
-                    collector.emit(v);
+                for (credit += shape.op().selectivity(); credit >= 1; credit -= 1) {
+                    Values v = emitter.tuple(Tuples.nowMicros());
+                    if (tracked) {
+                        collector.emit(v, msgId++);
+                    } else {
+                        collector.emit(v);
+                    }
                 }
             }
         }

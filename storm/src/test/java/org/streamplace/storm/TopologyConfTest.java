@@ -1,0 +1,57 @@
+package org.streamplace.storm;
+
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import org.apache.storm.Config;
+import org.junit.jupiter.api.Test;
+
+/** The check of a job's topology settings against Storm's own keys and validators. */
+class TopologyConfTest {
+    private static Config base() {
+        return SpecTopology.conf(2, 0, false, "/tmp/monitor", 10);
+    }
+
+    @Test
+    void stormsOwnSettingsAndStreamplacesPass() {
+        Config conf = base();
+        conf.put("topology.bolt.wait.progressive.level2.count", 0);
+        conf.put("topology.executor.receive.buffer.size", 1024);
+        conf.put("streamplace.seed", 3);
+        assertDoesNotThrow(() -> TopologyConf.check(conf, "job"));
+    }
+
+    @Test
+    void aMisspeltKeyIsNamedWithTheNearestStormSetting() {
+        Config conf = base();
+        conf.put("topology.bolt.wait.progresive.level2.count", 0);
+        SpecException e = assertThrows(SpecException.class, () -> TopologyConf.check(conf, "job"));
+        assertEquals("job: topology.bolt.wait.progresive.level2.count: not a Storm setting "
+                     + "(did you mean topology.bolt.wait.progressive.level2.count?)", e.getMessage());
+    }
+
+    @Test
+    void aKeyFarFromEveryStormSettingGetsNoHint() {
+        Config conf = base();
+        conf.put("my.own.setting", 1);
+        SpecException e = assertThrows(SpecException.class, () -> TopologyConf.check(conf, "job"));
+        assertEquals("job: my.own.setting: not a Storm setting", e.getMessage());
+    }
+
+    @Test
+    void aValueOfTheWrongTypeIsRejectedByStormsValidator() {
+        Config conf = base();
+        conf.put(Config.TOPOLOGY_EXECUTOR_RECEIVE_BUFFER_SIZE, "large");
+        SpecException e = assertThrows(SpecException.class, () -> TopologyConf.check(conf, "job"));
+        assertEquals("job: topology.executor.receive.buffer.size: Storm rejects it: must be a Positive Number", e.getMessage());
+    }
+
+    @Test
+    void editDistance() {
+        assertEquals(0, TopologyConf.distance("abc", "abc"));
+        assertEquals(1, TopologyConf.distance("progressive", "progresive"));
+        assertEquals(3, TopologyConf.distance("kitten", "sitting"));
+        assertEquals(4, TopologyConf.distance("", "abcd"));
+    }
+}
