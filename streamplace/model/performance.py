@@ -1,8 +1,9 @@
 """Analytic throughput and latency of a placement (docs/definitions.md, ``model/performance.py``).
 
 The model is linear in the offered rate. At *unit offered load* (scale 1) every source task
-emits ``source_rate / parallelism`` tuples/s and every stream with ``pair_rate`` carries that
-rate per communicating pair; at scale ``s`` all rates are multiplied by ``s``.
+reads ``source_rate / parallelism`` records/s (sending ``selectivity`` tuples per record) and
+every stream with ``pair_rate`` carries that rate per communicating pair; at scale ``s`` all
+rates are multiplied by ``s``.
 
 1. **Rates.** Edge u->v carries ``selectivity(u) x in_rate(u) x share(u->v)`` (docs/definitions.md,
    [N] Eq. 6), computed per stream by :func:`streamplace.model.graph.stream_flows`.
@@ -66,13 +67,13 @@ class CostModel:
     #: papers' 2.4-2.7 GHz testbed cores ([I] Sec. 5, [LF] Sec. 4).
     default_cpu_per_tuple: float = 1e-5
     #: CPU s per tuple per side for a tuple crossing a worker (Kryo, Storm's transfer queue and
-    #: Netty per-message handling): 0.535 us, fitted to the Storm testbed with the four constants
-    #: below, to the CPU each node's cgroup used (docs/performance-model.md: 61 node measurements
-    #: of 36 runs of the linear I/O- and CPU-intensive micro-benchmarks, 18 placements,
-    #: 2026-11-25; workers compiling with C1 only, spouts spending their operator's CPU, idle
-    #: executors sleeping; R^2 0.94; the analytic guess was 2 us, the fit to throughput of the
-    #: same runs 1.54 us).
-    ser_cpu_per_tuple: float = 5.35e-7
+    #: Netty per-message handling): 6.96 us, fitted to the Storm testbed with the four constants
+    #: below, to the CPU each node's cgroup used (docs/performance-model.md: 188 node measurements
+    #: of 108 runs of the linear, diamond and star micro-benchmarks, I/O- and CPU-intensive, 54
+    #: placements, 2026-11-25; workers compiling with C1 only, spouts spending their operator's
+    #: CPU, idle executors sleeping; R^2 0.92; the analytic guess was 2 us, the fit to throughput
+    #: of the same runs 10.3 us).
+    ser_cpu_per_tuple: float = 6.96e-6
     #: CPU s per payload byte per side: 5 ns/B, i.e. ~200 MB/s per core, Kryo-class throughput.
     ser_cpu_per_byte: float = 5e-9
     #: wire bytes added to every inter-node tuple: Storm's Netty ``TaskMessage`` frame (2-byte
@@ -92,24 +93,24 @@ class CostModel:
     #: heterogeneous CPUs as in [N] Table 2.
     machine_speed: Mapping[str, float] = field(default_factory=dict)
     #: CPU s per tuple that every task pays on top of its operator's own work: the engine's
-    #: per-tuple cost (executor queue hand-off, emit and routing, task hooks): 9.69 us, fitted to
-    #: the testbed with ``ser_cpu_per_tuple`` (same fit; the fit to throughput gives 9.10 us). On
-    #: this testbed it is most of a light operator's cost per tuple.
-    task_cpu_per_tuple: float = 9.69e-6
+    #: per-tuple cost (executor queue hand-off, emit and routing, task hooks): 2.17 us, fitted to
+    #: the testbed with ``ser_cpu_per_tuple`` (same fit; the fit to throughput gives 0.66 us).
+    task_cpu_per_tuple: float = 2.17e-6
     #: cores each worker process uses whatever its load (heartbeats, metrics ticks, Netty and
     #: JVM threads); subtracted from its node's CPU capacity:
-    #: 0.0413 cores, fitted to the testbed with ``ser_cpu_per_tuple`` (same fit).
-    worker_cpu: float = 0.0413
+    #: 0.0358 cores, fitted to the testbed with ``ser_cpu_per_tuple`` (same fit; on diamond and
+    #: star the CPU outside the executor threads alone gives 0.032 per worker).
+    worker_cpu: float = 0.0358
     #: cores each node that hosts at least one worker uses whatever its load (its Storm
-    #: supervisor, the worker launches' log pumps); subtracted from its CPU capacity: 0.0547
-    #: cores, fitted to the testbed with ``ser_cpu_per_tuple`` (same fit). Only runs on the
-    #: 2 high + 4 low cluster, where placements use 2 to 6 nodes, tell it apart from the rest.
-    node_cpu: float = 0.0547
-    #: cores each executor (one per task here) uses whatever its load (with Storm 2's default
-    #: progressive wait strategy an idle executor thread parks for 1 ns up to 1,000 times before
-    #: it sleeps); subtracted from its node's CPU capacity. 0: fitted to the testbed with the
-    #: four above (idle executors sleeping at once there), both fits drove it to 0.
-    executor_cpu: float = 0.0
+    #: supervisor, the worker launches' log pumps); subtracted from its CPU capacity: 0.0418
+    #: cores, fitted to the testbed with ``ser_cpu_per_tuple`` (same fit).
+    node_cpu: float = 0.0418
+    #: cores each executor (one per task here) uses whatever its load (an idle executor wakes
+    #: every millisecond to look at its queue; with Storm 2's default progressive wait strategy
+    #: it parks for 1 ns up to 1,000 times first); subtracted from its node's CPU capacity:
+    #: 0.00202 cores, fitted to the testbed with ``ser_cpu_per_tuple`` (same fit, idle executors
+    #: sleeping at once there; the fit to throughput drove it to 0).
+    executor_cpu: float = 0.00202
 
     def __post_init__(self):
         for name in ("default_cpu_per_tuple", "ser_cpu_per_tuple", "ser_cpu_per_byte", "header_bytes",

@@ -52,8 +52,8 @@ def test_worker_cpu_takes_capacity_from_the_node_per_worker():
     base = Problem.from_topology(runtime.microbench("linear", "cpu"), runtime.named_cluster("1high+2low"))
     placement = make_scheduler("even").schedule(base).placement
     from streamplace.model.performance import predict
-    plain = predict(base, placement, CostModel(worker_cpu=0.0, node_cpu=0.0))
-    loaded = predict(base, placement, CostModel(worker_cpu=0.5, node_cpu=0.0))
+    plain = predict(base, placement, CostModel(worker_cpu=0.0, node_cpu=0.0, executor_cpu=0.0))
+    loaded = predict(base, placement, CostModel(worker_cpu=0.5, node_cpu=0.0, executor_cpu=0.0))
     workers = placement.workers_used(base.cluster)
     cores = np.array([n.cores for n in base.cluster.nodes], float)
     assert np.allclose(loaded.cpu_capacity, cores - 0.5 * workers)
@@ -76,7 +76,7 @@ def test_node_cpu_takes_capacity_only_from_nodes_that_host_workers():
     base = Problem.from_topology(runtime.microbench("linear", "cpu"), runtime.named_cluster("2high+4low"))
     packed = make_scheduler("t3").schedule(base).placement   # fits on the two high capacity nodes
     from streamplace.model.performance import predict
-    loaded = predict(base, packed, CostModel(worker_cpu=0.0, node_cpu=0.25))
+    loaded = predict(base, packed, CostModel(worker_cpu=0.0, node_cpu=0.25, executor_cpu=0.0))
     hosting = packed.workers_used(base.cluster) > 0
     cores = np.array([n.cores for n in base.cluster.nodes], float)
     assert 0 < hosting.sum() < len(cores)
@@ -103,7 +103,7 @@ def test_pairs_within_the_noise_are_left_out_of_the_pair_agreement(cases):
 def test_executor_cpu_takes_capacity_from_the_node_per_task():
     base = Problem.from_topology(runtime.microbench("linear", "cpu"), runtime.named_cluster("1high+2low"))
     placement = make_scheduler("t3").schedule(base).placement
-    plain = predict(base, placement, CostModel(worker_cpu=0.0, node_cpu=0.0))
+    plain = predict(base, placement, CostModel(worker_cpu=0.0, node_cpu=0.0, executor_cpu=0.0))
     loaded = predict(base, placement, CostModel(worker_cpu=0.0, node_cpu=0.0, executor_cpu=0.01))
     tasks = np.bincount(placement.node, minlength=base.cluster.n_nodes)
     cores = np.array([n.cores for n in base.cluster.nodes], float)
