@@ -56,10 +56,9 @@ def main() -> int:
         return 2
     train_runs = [r for r in runs if r["kind"].startswith("micro-")]
     valid_runs = [r for r in runs if not r["kind"].startswith("micro-")]
-    probs = campaign.problems()
+    problem_of = campaign.run_problems()
     budget = 1.5
-    train, valid = (cases_from_runs(train_runs, probs, budget, campaign.as_run),
-                    cases_from_runs(valid_runs, probs, budget, campaign.as_run))
+    train, valid = cases_from_runs(train_runs, problem_of, budget), cases_from_runs(valid_runs, problem_of, budget)
     print(f"training: {len(train)} placements ({len(train_runs)} runs), experiments "
           f"{sorted({c.experiment for c in train})}")
     print(f"validation: {len(valid)} placements ({len(valid_runs)} runs), experiments "

@@ -36,7 +36,7 @@ def summary(runs: list[dict], model: CostModel) -> dict:
     pred = {(r["experiment"], r["scheduler"]): r for r in runs}
     wire = campaign.cell_stats(runs, "wire_inter_node_bytes_per_s")
     predicted_wire = campaign.cell_stats(runs, "predicted_inter_node_bytes_per_s")
-    cases = cases_from_runs(runs, campaign.problems(), TestbedSettings().budget(), campaign.as_run)
+    cases = cases_from_runs(runs, campaign.run_problems(), TestbedSettings().budget())
     out = {}
     for exp, rank in ranks.items():
         rows = []

@@ -256,12 +256,26 @@ def as_run(problem: Problem, run: dict) -> Problem:
     return Problem.from_topology(Topology.build(topo.name, ops, topo.streams), problem.cluster)
 
 
+def run_problems() -> Callable[[dict], Problem]:
+    """Run record -> its experiment's problem as the run executed it (:func:`as_run` on
+    :func:`problems`), each problem built once."""
+    by_name = problems()
+    built: dict[tuple[str, bool], Problem] = {}
+
+    def problem_of(run: dict) -> Problem:
+        key = (run["experiment"], bool(run.get("spout_selectivity")))
+        if key not in built:
+            built[key] = as_run(by_name[run["experiment"]], run)
+        return built[key]
+    return problem_of
+
+
 def repredict(runs: Sequence[dict], model: CostModel, cpu_budget: float) -> list[dict]:
     """The runs with every ``predicted_*`` key recomputed under ``model`` from their placements."""
-    by_name = problems()
+    problem_of = run_problems()
     out = []
     for r in runs:
-        problem = as_run(by_name[r["experiment"]], r)
+        problem = problem_of(r)
         placement = placement_from_dict({"placement": r["placement"]}, problem.topology, problem.cluster, r["job"])
         figures = predicted_figures(problem, placement, model, float(r.get("cpu_budget", cpu_budget)))
         out.append({**r, **with_model(r, figures)})

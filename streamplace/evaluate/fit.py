@@ -61,16 +61,15 @@ def scaled_cluster(cluster: Cluster, cpu_budget: float) -> Cluster:
     return Cluster.build(cluster.name, [dataclasses.replace(n, cores=n.cores * scale) for n in cluster.nodes])
 
 
-def cases_from_runs(runs: Sequence[dict], problems: dict[str, Problem], cpu_budget: float,
-                    as_run: Callable[[Problem, dict], Problem] | None = None) -> list[Case]:
-    """Group campaign records by (experiment, scheduler); ``problems`` maps experiment -> problem,
-    ``as_run(problem, record)`` (if given) adapts it to how the group's first run executed it."""
+def cases_from_runs(runs: Sequence[dict], problem_of: Callable[[dict], Problem], cpu_budget: float) -> list[Case]:
+    """Group campaign records by (experiment, scheduler); ``problem_of(record)`` is the problem
+    the group's first run executed (e.g. :func:`streamplace.bench.campaign.run_problems`)."""
     groups: dict[tuple[str, str], list[dict]] = {}
     for r in runs:
         groups.setdefault((r["experiment"], r["scheduler"]), []).append(r)
     out = []
     for (exp, sched), rs in sorted(groups.items()):
-        base = problems[exp] if as_run is None else as_run(problems[exp], rs[0])
+        base = problem_of(rs[0])
         problem = Problem.from_topology(base.topology, scaled_cluster(base.cluster, float(rs[0].get("cpu_budget", cpu_budget))))
         placement = placement_from_dict({"placement": rs[0]["placement"]}, base.topology, base.cluster, f"{exp}/{sched}")
         values = np.array([r["bolt_throughput"] for r in rs], dtype=float)

@@ -103,3 +103,7 @@ def test_runs_before_spouts_applied_selectivity_are_scored_as_they_ran():
     assert campaign.as_run(home, {"spout_selectivity": True}) is home
     linear = probs["linear-io@1high+2low"]
     assert campaign.as_run(linear, {}) is linear   # sources at selectivity 1: nothing to adapt
+    problem_of = campaign.run_problems()   # the same, by record, each problem built once
+    old_run = {"experiment": "smart-home@2high+4low"}
+    assert problem_of(old_run).topology == older.topology and problem_of(old_run) is problem_of(dict(old_run))
+    assert problem_of({"experiment": "smart-home@2high+4low", "spout_selectivity": True}).topology == home.topology

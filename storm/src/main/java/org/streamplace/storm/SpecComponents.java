@@ -67,6 +67,27 @@ public final class SpecComponents {
     }
 
     /**
+     * How many tuples a task sends per tuple it reads, {@code selectivity} on average: fractions
+     * carry over, so 0.5 sends one tuple for every second input and 1.5 alternates one and two.
+     */
+    static final class Selectivity {
+        private final double perInput;
+        private double credit;
+
+        Selectivity(double perInput) {
+            this.perInput = perInput;
+        }
+
+        /** Tuples to send for one more input. */
+        int next() {
+            credit += perInput;
+            int n = (int) credit;
+            credit -= n;
+            return n;
+        }
+    }
+
+    /**
      * How many tuples a source task owes the wall clock at {@code perSecond} tuples per second. It
      * keeps at most one second's worth of tuples (and at least one tuple) of backlog: a source
      * that back-pressure slowed down does not burst to make up for more. A rate under one tuple
@@ -117,7 +138,7 @@ public final class SpecComponents {
         private transient double cpuSeconds;
         private transient boolean tracked;
         private transient long msgId;
-        private transient double credit;
+        private transient Selectivity selectivity;
 
         public SpecSpout(Spec spec, String op) {
             this.shape = Shape.of(spec, op);
@@ -128,6 +149,7 @@ public final class SpecComponents {
             this.collector = collector;
             this.emitter = new Emitter(shape, conf, context);
             this.pacer = new Pacer(shape.op().sourceRate() / shape.op().parallelism());
+            this.selectivity = new Selectivity(shape.op().selectivity());
             this.cpuSeconds = cpuSeconds(shape.op(), conf, TaskLabels.label(context, context.getThisTaskId()));
             CpuWork.rate();
             Object ackers = conf.get("topology.acker.executors");
@@ -138,7 +160,7 @@ public final class SpecComponents {
         public void nextTuple() {
             for (int n = pacer.due(System.nanoTime(), MAX_BURST); n > 0; n--) {
                 CpuWork.spend(cpuSeconds);
-                for (credit += shape.op().selectivity(); credit >= 1; credit -= 1) {
+                for (int k = selectivity.next(); k > 0; k--) {
                     Values v = emitter.tuple(Tuples.nowMicros());
                     if (tracked) {
                         collector.emit(v, msgId++);
@@ -157,8 +179,8 @@ public final class SpecComponents {
 
     /**
      * Spends {@code cpu_per_tuple} seconds of real CPU per input tuple, then emits
-     * {@code selectivity} tuples per input on average (fractions carried over, so 0.5 emits one
-     * tuple for every second input). Output tuples keep the input's emit time.
+     * {@code selectivity} tuples per input on average ({@link Selectivity}). Output tuples keep the
+     * input's emit time.
      */
     public static final class SpecBolt extends BaseRichBolt {
         private static final long serialVersionUID = 1L;
@@ -166,7 +188,7 @@ public final class SpecComponents {
         private transient OutputCollector collector;
         private transient Emitter emitter;
         private transient double cpuSeconds;
-        private transient double credit;
+        private transient Selectivity selectivity;
 
         public SpecBolt(Spec spec, String op) {
             this.shape = Shape.of(spec, op);
@@ -177,6 +199,7 @@ public final class SpecComponents {
             this.collector = collector;
             this.emitter = new Emitter(shape, conf, context);
             this.cpuSeconds = cpuSeconds(shape.op(), conf, TaskLabels.label(context, context.getThisTaskId()));
+            this.selectivity = new Selectivity(shape.op().selectivity());
             CpuWork.rate();
         }
 
@@ -184,9 +207,8 @@ public final class SpecComponents {
         public void execute(Tuple input) {
             CpuWork.spend(cpuSeconds);
             if (!shape.sink()) {
-                credit += shape.op().selectivity();
                 long ts = input.getLongByField(Tuples.TS);
-                for (; credit >= 1; credit -= 1) {
+                for (int k = selectivity.next(); k > 0; k--) {
                     collector.emit(input, emitter.tuple(ts));
                 }
             }

@@ -57,7 +57,7 @@ final class TopologyConf {
         return best != null && bestDistance <= Math.max(2, key.length() / 8) ? " (did you mean " + best + "?)" : "";
     }
 
-    /** Levenshtein distance. */
+    /** Levenshtein distance (hand-written: no string-distance library is on Storm's classpath). */
     static int distance(String a, String b) {
         int[] prev = new int[b.length() + 1];
         int[] cur = new int[b.length() + 1];
