@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from streamplace.bench import campaign
+from streamplace.bench.reproduce.measured import load_runs
 from streamplace.evaluate.fit import cases_from_runs, scores
 from streamplace.model.performance import CostModel, load_cost_model
 from streamplace.storm import StormError
@@ -103,7 +104,7 @@ def main() -> int:
     if not runs_file.is_file():
         print(f"{runs_file}: no campaign runs here (run without --summary-only first)", file=sys.stderr)
         return 2
-    runs = [json.loads(line) for line in runs_file.read_text().splitlines() if line.strip()]
+    runs = load_runs(runs_file)
     model = load_cost_model(args.cost_model) if args.cost_model else CostModel()
     runs = campaign.repredict(runs, model, TestbedSettings().budget())
     s = summary(runs, model)

@@ -238,35 +238,52 @@ def with_model(run: dict, figures: dict) -> dict:
     return {**figures, "predicted_inter_node_bytes_per_s": figures["predicted_unit_inter_node_bytes"] * scale}
 
 
-def problems() -> dict[str, Problem]:
-    """Experiment name (``<topology>@<cluster>``, as in the run records) -> its problem."""
-    return {f"{s.topology.name}@{s.cluster}": Problem.from_topology(s.topology, runtime.named_cluster(s.cluster))
-            for s in experiments()}
+#: What the experiment of a run recorded before the spouts applied ``selectivity`` (2026-11-25)
+#: is relabelled with when the experiment's sources filter: those sources sent every record they
+#: read, so the run measured another workload, never pooled with the runs recorded since.
+UNFILTERED = " (sources unfiltered)"
 
 
-def as_run(problem: Problem, run: dict) -> Problem:
-    """``problem`` as ``run`` executed it. The testbed's spouts send ``selectivity`` tuples per
-    record they read since 2026-11-25 (records carry ``spout_selectivity``); before, they sent
-    every record, so for older runs every source is taken at selectivity 1 (of the campaign's
-    workloads only smart-home's source, at 0.5, changes)."""
+def unfiltered(problem: Problem) -> Problem:
+    """``problem`` with every source at selectivity 1, as the testbed's spouts ran it before
+    2026-11-25 (it is ``problem`` itself when no source filters)."""
     topo = problem.topology
-    if run.get("spout_selectivity") or all(op.selectivity == 1.0 for op in topo.operators if not topo.upstream(op.name)):
+    if all(op.selectivity == 1.0 for op in topo.operators if not topo.upstream(op.name)):
         return problem
     ops = [op if topo.upstream(op.name) else dataclasses.replace(op, selectivity=1.0) for op in topo.operators]
     return Problem.from_topology(Topology.build(topo.name, ops, topo.streams), problem.cluster)
 
 
+def problems() -> dict[str, Problem]:
+    """Experiment name (``<topology>@<cluster>``, as in the run records) -> its problem; for the
+    experiments whose sources filter, also ``<topology>@<cluster> (sources unfiltered)`` ->
+    :func:`unfiltered` (the older runs :func:`relabel` names so)."""
+    out = {f"{s.topology.name}@{s.cluster}": Problem.from_topology(s.topology, runtime.named_cluster(s.cluster))
+           for s in experiments()}
+    for name, problem in list(out.items()):
+        if (older := unfiltered(problem)) is not problem:
+            out[name + UNFILTERED] = older
+    return out
+
+
+def relabel(runs: Sequence[dict]) -> list[dict]:
+    """The run records as measured: a run recorded before the spouts applied ``selectivity``
+    (no ``spout_selectivity`` key) of an experiment whose sources filter gets the experiment
+    ``<experiment> (sources unfiltered)``, so that every grouping by experiment keeps it apart
+    from the runs recorded since and scores it with the topology it ran (of the campaign's
+    workloads only smart-home changes). Other records are returned as they are."""
+    names = problems()
+    return [{**r, "experiment": r["experiment"] + UNFILTERED}
+            if not r.get("spout_selectivity") and r["experiment"] + UNFILTERED in names else r for r in runs]
+
+
 def run_problems() -> Callable[[dict], Problem]:
-    """Run record -> its experiment's problem as the run executed it (:func:`as_run` on
-    :func:`problems`), each problem built once."""
+    """Run record (as :func:`relabel` names it) -> the problem its experiment ran, each problem
+    built once."""
     by_name = problems()
-    built: dict[tuple[str, bool], Problem] = {}
 
     def problem_of(run: dict) -> Problem:
-        key = (run["experiment"], bool(run.get("spout_selectivity")))
-        if key not in built:
-            built[key] = as_run(by_name[run["experiment"]], run)
-        return built[key]
+        return by_name[run["experiment"]]
     return problem_of
 
 

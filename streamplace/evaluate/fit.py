@@ -63,7 +63,7 @@ def scaled_cluster(cluster: Cluster, cpu_budget: float) -> Cluster:
 
 def cases_from_runs(runs: Sequence[dict], problem_of: Callable[[dict], Problem], cpu_budget: float) -> list[Case]:
     """Group campaign records by (experiment, scheduler); ``problem_of(record)`` is the problem
-    the group's first run executed (e.g. :func:`streamplace.bench.campaign.run_problems`)."""
+    the record's experiment ran (e.g. :func:`streamplace.bench.campaign.run_problems`)."""
     groups: dict[tuple[str, str], list[dict]] = {}
     for r in runs:
         groups.setdefault((r["experiment"], r["scheduler"]), []).append(r)

@@ -94,16 +94,21 @@ def test_measured_sums_each_nodes_executor_cpu_over_the_measured_windows(tmp_pat
     assert rec["windows"] == 2 and rec["node_cpu"] == {"n0": {"cores": 0.1}}
 
 
-def test_runs_before_spouts_applied_selectivity_are_scored_as_they_ran():
+def test_runs_before_spouts_applied_selectivity_are_kept_apart_and_scored_as_they_ran(tmp_path):
     probs = campaign.problems()
-    home = probs["smart-home@2high+4low"]
-    older = campaign.as_run(home, {"experiment": "smart-home@2high+4low"})
-    assert [op.selectivity for op in older.topology.operators] == [1.0] + [op.selectivity for op in home.topology.operators[1:]]
+    home, older = probs["smart-home@2high+4low"], probs["smart-home@2high+4low" + campaign.UNFILTERED]
     assert home.topology.operators[0].selectivity == 0.5
-    assert campaign.as_run(home, {"spout_selectivity": True}) is home
-    linear = probs["linear-io@1high+2low"]
-    assert campaign.as_run(linear, {}) is linear   # sources at selectivity 1: nothing to adapt
-    problem_of = campaign.run_problems()   # the same, by record, each problem built once
-    old_run = {"experiment": "smart-home@2high+4low"}
-    assert problem_of(old_run).topology == older.topology and problem_of(old_run) is problem_of(dict(old_run))
-    assert problem_of({"experiment": "smart-home@2high+4low", "spout_selectivity": True}).topology == home.topology
+    assert [op.selectivity for op in older.topology.operators] == [1.0] + [op.selectivity for op in home.topology.operators[1:]]
+    assert "linear-io@1high+2low" + campaign.UNFILTERED not in probs   # its sources send every record anyway
+    records = [{"experiment": "smart-home@2high+4low", "scheduler": "even", "bolt_throughput": 100.0},
+               {"experiment": "smart-home@2high+4low", "scheduler": "even", "bolt_throughput": 300.0, "spout_selectivity": True},
+               {"experiment": "linear-io@1high+2low", "scheduler": "even", "bolt_throughput": 50.0}]
+    (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    runs = measured.load_runs(tmp_path)
+    assert [r["experiment"] for r in runs] == ["smart-home@2high+4low (sources unfiltered)", "smart-home@2high+4low",
+                                               "linear-io@1high+2low"]
+    stats = campaign.cell_stats(runs)   # never pooled: one run in each cell
+    assert stats[("smart-home@2high+4low", "even")]["mean"] == 300.0
+    assert stats[("smart-home@2high+4low" + campaign.UNFILTERED, "even")]["mean"] == 100.0
+    problem_of = campaign.run_problems()
+    assert problem_of(runs[0]).topology == older.topology and problem_of(runs[1]).topology == home.topology

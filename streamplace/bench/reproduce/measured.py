@@ -23,14 +23,16 @@ PAPERS = tuple(TABLES)  # the papers whose Sec. 6 ran on a Storm testbed: [I] an
 
 
 def load_runs(path) -> list[dict]:
-    """Campaign records from ``runs.jsonl`` or a campaign directory holding it."""
+    """Campaign records from ``runs.jsonl`` or a campaign directory holding it, runs of an older
+    workload version named apart (:func:`streamplace.bench.campaign.relabel`)."""
+    from ..campaign import relabel   # the campaign module imports reproduce's OLS settings
     p = Path(path)
     if p.is_dir():
         p = p / "runs.jsonl"
     if not p.is_file():
         from ...model.specs import SpecError
         raise SpecError(p, "", "no testbed runs here (expected runs.jsonl of benchmarks/storm_testbed.py)")
-    return [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
+    return relabel([json.loads(line) for line in p.read_text().splitlines() if line.strip()])
 
 
 def load_campaigns(paths) -> list[dict]:
