@@ -81,10 +81,13 @@ def main() -> int:
         print(f"fitted to node CPU: {', '.join(f'{p} = {getattr(by_cpu, p):.4g}' for p in FITTED)} "
               f"({cpu_info['points']} node measurements, rms {cpu_info['rms_cores']:.4f} cores, R^2 {cpu_info['r2']:.3f})")
         fits["fitted cpu"] = (by_cpu, cpu_info)
-    for name, cases in (("training", train), ("validation", valid)):
+    for name, cases, set_runs in (("training", train, train_runs), ("validation", valid, valid_runs)):
         if not cases:
             continue
         print(name)
+        noise = {e: campaign.repeat_tau([r for r in set_runs if r["experiment"] == e]) for e in sorted({c.experiment for c in cases})}
+        print(f"  {'run-to-run':10} tau of one repetition's ranking against another's, the ceiling noise sets: "
+              + ", ".join(f"{e} {t:+.2f}" for e, t in noise.items()))
         show("analytic", scores(ANALYTIC, cases))
         for label, other in others.items():
             show(label, scores(other, cases))

@@ -55,7 +55,8 @@ def summary(runs: list[dict], model: CostModel) -> dict:
 
 def print_summary(s: dict) -> None:
     for exp, e in s["experiments"].items():
-        print(f"\n== {exp}   Kendall tau (measured vs model ranking) = {e['kendall_tau']:+.2f}; "
+        print(f"\n== {exp}   Kendall tau (measured vs model ranking) = {e['kendall_tau']:+.2f} "
+              f"(one repetition's ranking vs another's: {e['repeat_tau']:+.2f}); "
               f"pairs measured apart beyond noise that the model orders right: {e['pairs_agree']}/{e['pairs']}")
         print(f"{'scheduler':22} {'bolt t/s':>13} {'sd':>9} {'cv':>6} {'n':>3} {'model t/s':>12} "
               f"{'wire kB/s':>10} {'model kB/s':>10}  {'throttled most':>14}  model bottleneck")

@@ -341,5 +341,26 @@ def rankings(runs: Sequence[dict], predicted_key: str = "predicted_bolt_throughp
         p = [pred[(exp, s)] for s in names]
         tau = kendalltau(m, p).statistic if len(names) > 1 else math.nan
         out[exp] = {"measured": sorted(names, key=lambda s: -stats[(exp, s)]["mean"]),
-                    "model": sorted(names, key=lambda s: -pred[(exp, s)]), "kendall_tau": float(tau)}
+                    "model": sorted(names, key=lambda s: -pred[(exp, s)]), "kendall_tau": float(tau),
+                    "repeat_tau": repeat_tau([r for r in runs if r["experiment"] == exp])}
     return out
+
+
+def repeat_tau(runs: Sequence[dict]) -> float:
+    """How far one repetition's ranking of the schedulers predicts another's: Kendall's tau
+    between the bolt throughputs of repetitions ``i`` and ``j`` (record ``rep``) over the
+    schedulers that ran both, the mean over every pair of repetitions of the runs' one experiment
+    (nan: fewer than two repetitions of two schedulers). The run-to-run noise caps what any model's
+    tau against the measured means can show: where this is near 0, the schedulers are within noise
+    of each other."""
+    from itertools import combinations
+    from scipy.stats import kendalltau
+    by_rep: dict[int, dict[str, float]] = {}
+    for r in runs:
+        by_rep.setdefault(int(r["rep"]), {})[r["scheduler"]] = float(r["bolt_throughput"])
+    taus = []
+    for i, j in combinations(sorted(by_rep), 2):
+        both = sorted(set(by_rep[i]) & set(by_rep[j]))
+        if len(both) > 1:
+            taus.append(kendalltau([by_rep[i][s] for s in both], [by_rep[j][s] for s in both]).statistic)
+    return float(np.mean(taus)) if taus else math.nan

@@ -59,6 +59,17 @@ def test_rankings_and_kendall_tau():
     rank = campaign.rankings(runs)["e"]
     assert rank["measured"] == ["a", "b", "c"] and rank["model"] == ["a", "c", "b"]
     assert rank["kendall_tau"] == pytest.approx(1 / 3)   # 2 concordant pairs, 1 discordant
+    assert math.isnan(rank["repeat_tau"])   # one repetition: nothing to compare
+
+
+def test_repeat_tau_is_the_mean_tau_between_repetitions():
+    # rep 0: a > b > c; rep 1: a > c > b (tau 1/3); rep 2: c > b > a (tau -1 with rep 0, -1/3 with rep 1)
+    runs = _runs({("e", "a"): [(300.0, 0), (300.0, 0), (100.0, 0)], ("e", "b"): [(200.0, 0), (100.0, 0), (200.0, 0)],
+                  ("e", "c"): [(100.0, 0), (200.0, 0), (300.0, 0)]})
+    assert campaign.repeat_tau(runs) == pytest.approx((1 / 3 - 1 - 1 / 3) / 3)
+    assert campaign.rankings(runs)["e"]["repeat_tau"] == pytest.approx(-1 / 3)
+    two = _runs({("e", "a"): [(300.0, 0), (250.0, 0)], ("e", "b"): [(200.0, 0)], ("e", "c"): [(100.0, 0), (90.0, 0)]})
+    assert campaign.repeat_tau(two) == pytest.approx(1.0)   # b ran once: a and c compared
 
 
 def test_measured_statements_score_the_ratio_of_means():
