@@ -348,16 +348,19 @@ def rankings(runs: Sequence[dict], predicted_key: str = "predicted_bolt_throughp
 
 def repeat_tau(runs: Sequence[dict]) -> float:
     """How far one repetition's ranking of the schedulers predicts another's: Kendall's tau
-    between the bolt throughputs of repetitions ``i`` and ``j`` (record ``rep``) over the
-    schedulers that ran both, the mean over every pair of repetitions of the runs' one experiment
-    (nan: fewer than two repetitions of two schedulers). The run-to-run noise caps what any model's
-    tau against the measured means can show: where this is near 0, the schedulers are within noise
-    of each other."""
+    between the bolt throughputs of repetitions ``i`` and ``j`` over the schedulers that ran both,
+    the mean over every pair of repetitions of the runs' one experiment (nan: fewer than two
+    repetitions of two schedulers). Repetition ``i`` of a scheduler is its ``i``-th run in record
+    order (campaigns pooled one after another keep every run apart). The run-to-run noise caps
+    what any model's tau against the measured means can show: where this is near 0, the
+    schedulers are within noise of each other."""
     from itertools import combinations
     from scipy.stats import kendalltau
     by_rep: dict[int, dict[str, float]] = {}
+    seen: dict[str, int] = {}
     for r in runs:
-        by_rep.setdefault(int(r["rep"]), {})[r["scheduler"]] = float(r["bolt_throughput"])
+        i = seen[r["scheduler"]] = seen.get(r["scheduler"], -1) + 1
+        by_rep.setdefault(i, {})[r["scheduler"]] = float(r["bolt_throughput"])
     taus = []
     for i, j in combinations(sorted(by_rep), 2):
         both = sorted(set(by_rep[i]) & set(by_rep[j]))

@@ -70,6 +70,8 @@ def test_repeat_tau_is_the_mean_tau_between_repetitions():
     assert campaign.rankings(runs)["e"]["repeat_tau"] == pytest.approx(-1 / 3)
     two = _runs({("e", "a"): [(300.0, 0), (250.0, 0)], ("e", "b"): [(200.0, 0)], ("e", "c"): [(100.0, 0), (90.0, 0)]})
     assert campaign.repeat_tau(two) == pytest.approx(1.0)   # b ran once: a and c compared
+    pooled = two + _runs({("e", "a"): [(100.0, 0)], ("e", "c"): [(200.0, 0)]})   # a second campaign's rep 0
+    assert campaign.repeat_tau(pooled) == pytest.approx((1 - 1 - 1) / 3)   # its run is the third of a and c
 
 
 def test_measured_statements_score_the_ratio_of_means():
