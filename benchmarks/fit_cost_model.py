@@ -9,8 +9,10 @@ absolute error of predicted throughput and Kendall's tau between predicted and m
 scheduler rankings per experiment (targets on held-out runs: tau >= 0.8, error <= 15 %).
 Runs that measured each node's CPU (``node_cpu``) also get a second fit, of the same constants to
 the cores every node used (:func:`streamplace.evaluate.fit.fit_cpu`), scored the same way;
-``--method`` says which one to write. Writes the fitted model as a ``--cost-model`` file with its
-provenance.
+``--method`` says which one to write. ``--cv`` also scores each fit leave-one-experiment-out on
+the training runs (:func:`streamplace.evaluate.fit.cross_validate`): the figure to choose a way of
+fitting by, since choosing by the validation runs would make them training data. Writes the
+fitted model as a ``--cost-model`` file with its provenance.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from datetime import date
 from pathlib import Path
 
 from streamplace.bench import campaign
-from streamplace.evaluate.fit import FITTED, cases_from_runs, fit, fit_cpu, scores
+from streamplace.evaluate.fit import FITTED, cases_from_runs, cross_validate, fit, fit_cpu, scores
 from streamplace.model.performance import load_cost_model
 
 ANALYTIC = load_cost_model(Path(__file__).resolve().parents[1] / "docs/cost-models/analytic.json")  # before the testbed
@@ -46,6 +48,9 @@ def main() -> int:
                          "used; needs runs with node_cpu). Both are printed when the runs allow.")
     ap.add_argument("--compare", type=Path, action="append", default=[], metavar="FILE",
                     help="also score this cost model file on both sets (repeatable), e.g. the bundled model before a refit")
+    ap.add_argument("--cv", action="store_true",
+                    help="also score each fit leave-one-experiment-out on the training runs (refits once per "
+                         "training experiment: minutes for the throughput fit)")
     args = ap.parse_args()
     from streamplace.bench.reproduce.measured import load_campaigns
     from streamplace.model.specs import SpecError
@@ -81,6 +86,11 @@ def main() -> int:
         print(f"fitted to node CPU: {', '.join(f'{p} = {getattr(by_cpu, p):.4g}' for p in FITTED)} "
               f"({cpu_info['points']} node measurements, rms {cpu_info['rms_cores']:.4f} cores, R^2 {cpu_info['r2']:.3f})")
         fits["fitted cpu"] = (by_cpu, cpu_info)
+    if args.cv:
+        print("leave one training experiment out (each predicted by the fit to the others)")
+        show("fitted", cross_validate(train, lambda cs: fit(cs, ANALYTIC, args.params)[0]))
+        if "fitted cpu" in fits:
+            show("fitted cpu", cross_validate(train, lambda cs: fit_cpu(cs, ANALYTIC)[0]))
     for name, cases, set_runs in (("training", train, train_runs), ("validation", valid, valid_runs)):
         if not cases:
             continue

@@ -201,8 +201,25 @@ def scores(model: CostModel, cases: Sequence[Case]) -> dict:
     ``pairs_agree``/``pairs``: of the pairs of placements of one experiment whose measured
     throughputs are :func:`distinguishable`, how many the model orders the same way. (Tau counts
     every pair, also those whose measured order is within the run-to-run noise.)"""
+    return scores_of(cases, predictions(model, cases))
+
+
+def cross_validate(cases: Sequence[Case], fit_one: Callable[[Sequence[Case]], CostModel]) -> dict:
+    """Leave one experiment out: each experiment's cases predicted by the model ``fit_one`` fits
+    to the other experiments' cases, scored as :func:`scores` does. How a way of fitting does on
+    an experiment it never saw, judged on training runs alone, so that choosing between ways of
+    fitting never looks at the held-out runs."""
+    pred = np.empty(len(cases))
+    for exp in sorted({c.experiment for c in cases}):
+        idx = [i for i, c in enumerate(cases) if c.experiment == exp]
+        model = fit_one([c for c in cases if c.experiment != exp])
+        pred[idx] = predictions(model, [cases[i] for i in idx])
+    return scores_of(cases, pred)
+
+
+def scores_of(cases: Sequence[Case], pred: np.ndarray) -> dict:
+    """:func:`scores` of the predicted bolt throughputs ``pred``, one per case."""
     from scipy.stats import kendalltau
-    pred = predictions(model, cases)
     meas = np.array([c.measured for c in cases])
     rel = np.abs(pred - meas) / meas
     taus = {}

@@ -5,7 +5,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from streamplace.evaluate.fit import FITTED, Case, cpu_terms, fit, fit_cpu, predictions, scaled_cluster, scores
+from streamplace.evaluate.fit import (FITTED, Case, cpu_terms, cross_validate, fit, fit_cpu, predictions, scaled_cluster,
+                                      scores)
 from streamplace.model.performance import CostModel, predict
 from streamplace.model import Problem
 from streamplace.schedulers import make_scheduler
@@ -143,3 +144,18 @@ def test_fit_cpu_recovers_the_constants_from_the_cores_each_node_used(cases):
     assert info["r2"] == pytest.approx(1.0)
     with pytest.raises(ValueError, match="no case has measured node CPU"):
         fit_cpu(cases, START)
+
+
+def test_cross_validation_predicts_each_experiment_by_the_fit_to_the_others(cases):
+    fitted_to = []
+
+    def fit_one(cs):
+        fitted_to.append(sorted({c.experiment for c in cs}))
+        return TRUE if len(fitted_to) == 1 else START   # "diamond" by the true model, "linear" by the analytic one
+    cv = cross_validate(cases, fit_one)
+    assert fitted_to == [["linear"], ["diamond"]]   # each experiment predicted by a fit that never saw it
+    assert cv["kendall_tau"]["diamond"] == pytest.approx(1.0)
+    assert cv["kendall_tau"]["linear"] == pytest.approx(scores(START, [c for c in cases if c.experiment == "linear"])["kendall_tau"]["linear"])
+    linear_errors = np.abs(predictions(START, cases[:5]) / np.array([c.measured for c in cases[:5]]) - 1)
+    assert cv["median_abs_error"] == pytest.approx(float(np.median(np.concatenate([np.zeros(5), linear_errors]))))
+    assert cross_validate(cases, lambda cs: TRUE)["median_abs_error"] == pytest.approx(0.0, abs=1e-12)
