@@ -244,11 +244,16 @@ def with_model(run: dict, figures: dict) -> dict:
 UNFILTERED = " (sources unfiltered)"
 
 
+def sources_filter(topology: Topology) -> bool:
+    """Whether a source of ``topology`` sends fewer tuples than it reads (selectivity below 1)."""
+    return any(op.selectivity != 1.0 for op in topology.operators if not topology.upstream(op.name))
+
+
 def unfiltered(problem: Problem) -> Problem:
     """``problem`` with every source at selectivity 1, as the testbed's spouts ran it before
     2026-11-25 (it is ``problem`` itself when no source filters)."""
     topo = problem.topology
-    if all(op.selectivity == 1.0 for op in topo.operators if not topo.upstream(op.name)):
+    if not sources_filter(topo):
         return problem
     ops = [op if topo.upstream(op.name) else dataclasses.replace(op, selectivity=1.0) for op in topo.operators]
     return Problem.from_topology(Topology.build(topo.name, ops, topo.streams), problem.cluster)
@@ -272,9 +277,9 @@ def relabel(runs: Sequence[dict]) -> list[dict]:
     ``<experiment> (sources unfiltered)``, so that every grouping by experiment keeps it apart
     from the runs recorded since and scores it with the topology it ran (of the campaign's
     workloads only smart-home changes). Other records are returned as they are."""
-    names = problems()
+    filtering = {f"{s.topology.name}@{s.cluster}" for s in experiments() if sources_filter(s.topology)}
     return [{**r, "experiment": r["experiment"] + UNFILTERED}
-            if not r.get("spout_selectivity") and r["experiment"] + UNFILTERED in names else r for r in runs]
+            if not r.get("spout_selectivity") and r["experiment"] in filtering else r for r in runs]
 
 
 def run_problems() -> Callable[[dict], Problem]:
