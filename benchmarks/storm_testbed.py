@@ -29,6 +29,7 @@ from streamplace.model.performance import CostModel, load_cost_model
 from streamplace.storm import StormError
 from streamplace.storm.run import RunSettings
 from streamplace.storm.testbed import TestbedSettings
+from streamplace.workloads import runtime
 
 
 def summary(runs: list[dict], model: CostModel) -> dict:
@@ -50,7 +51,8 @@ def summary(runs: list[dict], model: CostModel) -> dict:
         sc = scores(model, [c for c in cases if c.experiment == exp])
         out[exp] = {"rows": rows, **rank, "pairs": sc["pairs"], "pairs_agree": sc["pairs_agree"]}
     cvs = [st["cv"] for st in stats.values() if math.isfinite(st["cv"])]
-    return {"experiments": out, "runs": len(runs), "median_cv": float(sorted(cvs)[len(cvs) // 2]) if cvs else None}
+    return {"experiments": out, "runs": len(runs), "median_cv": float(sorted(cvs)[len(cvs) // 2]) if cvs else None,
+            "stalled": [f"{r['experiment']} / {r['scheduler']} rep {r['rep']}" for r in runs if campaign.stalled(r)]}
 
 
 def print_summary(s: dict) -> None:
@@ -70,13 +72,17 @@ def print_summary(s: dict) -> None:
         print("model ranking:   ", " > ".join(e["model"]))
     print(f"\n{s['runs']} runs; median coefficient of variation of a cell: "
           f"{s['median_cv']:.1%}" if s["median_cv"] is not None else f"\n{s['runs']} runs")
+    if s["stalled"]:
+        print(f"{len(s['stalled'])} runs executed no bolt tuple in the measured window (workers still starting; in the "
+              f"tables above, left out by fit_cost_model.py): {', '.join(s['stalled'])}")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-o", "--output", type=Path, default=Path("out/campaign"))
     ap.add_argument("--quick", action="store_true", help=f"only {', '.join(campaign.QUICK_WORKLOADS)}")
-    ap.add_argument("--experiments", nargs="*", help="<workload> or <workload>@<cluster> (default: all ten)")
+    ap.add_argument("--experiments", nargs="*", help="<workload> or <workload>@<cluster> (default: the ten of the papers); the calibration "
+                         "runs by full name: " + ", ".join(f"{layout}-{mode}@{c}" for layout, mode, c in runtime.CALIBRATION))
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--warmup", type=float, default=20.0,
                     help="seconds from every worker running to the measured window (default 20: placements with many "

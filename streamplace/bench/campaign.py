@@ -91,16 +91,19 @@ class Cell:
 
 
 def experiments(names: Sequence[str] | None = None) -> list[runtime.Scenario]:
-    """The runtime scenarios, all or those named ``<workload>`` / ``<workload>@<cluster>``."""
-    scenarios = runtime.scenarios()
+    """The runtime scenarios of the papers (none named), or those named ``<workload>``,
+    ``<topology>`` or ``<workload>@<cluster>``; a
+    :func:`~streamplace.workloads.runtime.calibration_scenarios` run is chosen by its full name
+    ``<topology>@<cluster>`` only."""
     if not names:
-        return scenarios
-    chosen = [s for s in scenarios if s.topology.name in names or f"{s.workload}@{s.cluster}" in names
+        return runtime.scenarios()
+    chosen = [s for s in runtime.scenarios() if s.topology.name in names or f"{s.workload}@{s.cluster}" in names
               or f"{s.topology.name}@{s.cluster}" in names]
+    chosen += [s for s in runtime.calibration_scenarios() if f"{s.topology.name}@{s.cluster}" in names]
     unknown = set(names) - {s.topology.name for s in chosen} - {f"{s.workload}@{s.cluster}" for s in chosen} \
         - {f"{s.topology.name}@{s.cluster}" for s in chosen}
     if unknown:
-        known = ", ".join(f"{s.topology.name}@{s.cluster}" for s in scenarios)
+        known = ", ".join(f"{s.topology.name}@{s.cluster}" for s in runtime.scenarios() + runtime.calibration_scenarios())
         raise ValueError(f"unknown experiment {sorted(unknown)[0]!r} (known: {known})")
     return chosen
 
@@ -264,7 +267,7 @@ def problems() -> dict[str, Problem]:
     experiments whose sources filter, also ``<topology>@<cluster> (sources unfiltered)`` ->
     :func:`unfiltered` (the older runs :func:`relabel` names so)."""
     out = {f"{s.topology.name}@{s.cluster}": Problem.from_topology(s.topology, runtime.named_cluster(s.cluster))
-           for s in experiments()}
+           for s in runtime.scenarios() + runtime.calibration_scenarios()}
     for name, problem in list(out.items()):
         if (older := unfiltered(problem)) is not problem:
             out[name + UNFILTERED] = older
@@ -302,6 +305,13 @@ def repredict(runs: Sequence[dict], model: CostModel, cpu_budget: float) -> list
         figures = predicted_figures(problem, placement, model, float(r.get("cpu_budget", cpu_budget)))
         out.append({**r, **with_model(r, figures)})
     return out
+
+
+def stalled(run: dict) -> bool:
+    """Whether the run's bolts executed no tuple in the measured window: its workers were still
+    starting (one run of 32 single-task workers on 8 high's 0.19-core nodes), so it measured the
+    start-up, not the placement; a fit leaves it out and says so."""
+    return not run["bolt_throughput"] > 0
 
 
 def cell_stats(runs: Sequence[dict], key: str = "bolt_throughput") -> dict[tuple[str, str], dict]:

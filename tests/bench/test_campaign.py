@@ -26,6 +26,16 @@ def test_experiments_by_workload_and_cluster():
         campaign.experiments(["nope"])
 
 
+def test_calibration_runs_are_chosen_by_their_full_name_only():
+    """``linear-cpu`` stays the papers' experiment; ``linear-cpu@8high`` is the calibration run,
+    a training run (kind micro-cpu) that the default campaign leaves out."""
+    assert [s.cluster for s in campaign.experiments(["linear-cpu"])] == ["2high+4low"]
+    (calibration,) = campaign.experiments(["linear-cpu@8high"])
+    assert (calibration.kind, calibration.cluster) == ("micro-cpu", "8high")
+    assert all(s.cluster != "8high" or s.kind == s.workload for s in campaign.experiments())
+    assert campaign.problems()["linear-cpu@8high"].cluster.n_nodes == 8
+
+
 def test_saturated_asks_every_spout_task_for_the_same_rate():
     topo = campaign.saturated(campaign.experiments(["star-cpu"])[0].topology, rate=1000.0)
     for op in topo.operators:
@@ -125,3 +135,9 @@ def test_runs_before_spouts_applied_selectivity_are_kept_apart_and_scored_as_the
     assert stats[("smart-home@2high+4low" + campaign.UNFILTERED, "even")]["mean"] == 100.0
     problem_of = campaign.run_problems()
     assert problem_of(runs[0]).topology == older.topology and problem_of(runs[1]).topology == home.topology
+
+
+def test_a_run_whose_bolts_executed_nothing_is_stalled():
+    assert campaign.stalled({"bolt_throughput": 0.0})
+    assert campaign.stalled({"bolt_throughput": float("nan")})   # no window measured at all
+    assert not campaign.stalled({"bolt_throughput": 3.5})

@@ -53,5 +53,11 @@ def test_scenarios_fit_their_clusters():
     assert {(s.workload, s.cluster) for s in scenarios if s.kind == s.workload} == {
         ("smart-home", "8high"), ("smart-home", "2high+4low"), ("frequent-routes", "8high"),
         ("frequent-routes", "2high+2low")}
-    for s in scenarios:
+    for s in scenarios + runtime.calibration_scenarios():
         assert s.topology.n_tasks <= runtime.named_cluster(s.cluster).capacities.sum()
+
+
+def test_calibration_runs_are_micro_benchmarks_beside_the_papers_experiments():
+    calibration = runtime.calibration_scenarios()
+    assert [(s.workload, s.kind, s.cluster) for s in calibration] == [(layout, f"micro-{mode}", c) for layout, mode, c in runtime.CALIBRATION]
+    assert not {(s.topology.name, s.cluster) for s in calibration} & {(s.topology.name, s.cluster) for s in runtime.scenarios()}

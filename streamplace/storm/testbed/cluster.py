@@ -49,6 +49,11 @@ NIMBUS_PORT = 6627
 FIRST_WORKER_PORT = 6700
 CONTROL_GROUP = "control"
 START_TIMEOUT_S = 90.0
+#: how long a supervisor waits for a worker it launched to heartbeat before killing and
+#: relaunching it. Storm's default, 120 s, is less than four workers take to start together on a
+#: node of 0.19 cores (8 high at CPU scale 0.047: 110-117 s measured, and a worker killed at
+#: 120 s was relaunched into the same crowd, round after round, until the job gave up).
+WORKER_START_TIMEOUT_S = 600
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -234,6 +239,7 @@ class Testbed:
             "task.heartbeat.frequency.secs": 1, "executor.metrics.frequency.secs": 1,
             "worker.childopts": "-Xmx%HEAP-MEM%m -XX:+UseSerialGC -Djava.net.preferIPv4Stack=true",
             "supervisor.worker.shutdown.sleep.secs": 1,
+            "supervisor.worker.start.timeout.secs": WORKER_START_TIMEOUT_S,
         }
         lib = f"{home}/lib/*"
         self._daemon(java, home, "zookeeper", CONTROL_NS, CONTROL_GROUP, self.settings.zookeeper_heap_mb, lib,

@@ -64,6 +64,16 @@ def test_storms_assignment_is_the_plan(runs):
         assert results[name]["assignment"] == plan.to_mapping(topo.task_labels, cluster)
 
 
+def test_supervisors_give_workers_on_small_nodes_time_to_start(runs):
+    """Storm's 120-s launch timeout killed workers still starting on 0.19-core nodes; every
+    supervisor of the testbed runs with the longer one."""
+    work = runs[4]
+    confs = sorted((work / "testbed" / "conf").glob("supervisor-*.yaml"))
+    assert [c.name for c in confs] == ["supervisor-n0.yaml", "supervisor-n1.yaml", "supervisor-n2.yaml"]
+    for conf in confs:
+        assert json.loads(conf.read_text())["supervisor.worker.start.timeout.secs"] == testbed_cluster.WORKER_START_TIMEOUT_S > 120
+
+
 def test_one_node_sends_almost_nothing_over_the_wire(runs):
     _, _, _, results, _, _ = runs
     spread = sum(results["spread"]["wire"].values())
