@@ -8,24 +8,29 @@ analytic model (the constants before this fit) and the fitted one, on both sets:
 absolute error of predicted throughput and Kendall's tau between predicted and measured
 scheduler rankings per experiment (targets on held-out runs: tau >= 0.8, error <= 15 %).
 Runs that measured each node's CPU (``node_cpu``) also get a second fit, of the same constants to
-the cores every node used (:func:`streamplace.evaluate.fit.fit_cpu`), scored the same way;
-``--method`` says which one to write. ``--cv`` also scores each fit leave-one-experiment-out on
-the training runs (:func:`streamplace.evaluate.fit.cross_validate`): the figure to choose a way of
-fitting by, since choosing by the validation runs would make them training data. Writes the
-fitted model as a ``--cost-model`` file with its provenance.
+the cores every node used (:func:`streamplace.evaluate.fit.fit_cpu`), then of the cap on the
+fixed costs to the training throughput (:func:`streamplace.evaluate.fit.fit_cap`; ``--no-cap``
+leaves it at 1), scored the same way; ``--method`` says which one to write. ``--cv`` also
+scores each fit leave-one-experiment-out on the training runs
+(:func:`streamplace.evaluate.fit.cross_validate`): the figure to choose a way of fitting by,
+since choosing by the validation runs would make them training data. Runs whose bolts executed
+no tuple in the measured window are left out, and named. Writes the fitted model, its constants
+to 3 significant digits (the scores written and printed last are of those), as a
+``--cost-model`` file with its provenance.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from datetime import date
 from pathlib import Path
 
 from streamplace.bench import campaign
-from streamplace.evaluate.fit import FITTED, cases_from_runs, cross_validate, fit, fit_cpu, scores
-from streamplace.model.performance import load_cost_model
+from streamplace.evaluate.fit import FITTED, cases_from_runs, cross_validate, fit, fit_cap, fit_cpu, scores
+from streamplace.model.performance import CostModel, load_cost_model
 
 ANALYTIC = load_cost_model(Path(__file__).resolve().parents[1] / "docs/cost-models/analytic.json")  # before the testbed
 
@@ -41,24 +46,42 @@ def main() -> int:
     ap.add_argument("campaign", type=Path, nargs="+",
                     help="campaign directory (runs.jsonl) or runs.jsonl; several are pooled")
     ap.add_argument("-o", "--output", type=Path, required=True, help="fitted cost model file to write")
-    ap.add_argument("--params", nargs="*", default=list(FITTED), help="constants the throughput fit chooses")
+    ap.add_argument("--params", nargs="*", default=list(FITTED), help="constants both fits choose (the others keep the analytic values; "
+                         "default: all of them)")
     ap.add_argument("--method", choices=("throughput", "cpu"), default="throughput",
                     help="which fit to write: 'throughput' (constants that make predicted throughput match, the "
                          "default) or 'cpu' (constants that make each node's CPU demand match the cores its cgroup "
                          "used; needs runs with node_cpu). Both are printed when the runs allow.")
     ap.add_argument("--compare", type=Path, action="append", default=[], metavar="FILE",
                     help="also score this cost model file on both sets (repeatable), e.g. the bundled model before a refit")
+    ap.add_argument("--no-cap", dest="cap", action="store_false",
+                    help="leave the node-CPU fit's fixed costs uncapped (fixed_cpu_cap 1) instead of fitting the cap "
+                         "to the training throughput")
     ap.add_argument("--cv", action="store_true",
                     help="also score each fit leave-one-experiment-out on the training runs (refits once per "
                          "training experiment: minutes for the throughput fit)")
     args = ap.parse_args()
     from streamplace.bench.reproduce.measured import load_campaigns
     from streamplace.model.specs import SpecError
+    # fixed_cpu_cap is fitted by fit_cap after the node-CPU fit (--no-cap), not by --params
+    constants = {f.name for f in dataclasses.fields(CostModel)} - {"machine_speed", "latency_load", "fixed_cpu_cap"}
+    if bad := [p for p in args.params if p not in constants]:
+        print(f"error: --params: {bad[0]!r} is not a fitted constant of the cost model (one of {', '.join(sorted(constants))})",
+              file=sys.stderr)
+        return 2
+    by_cpu_too = set(args.params) <= set(FITTED)   # the node-CPU fit's terms cover FITTED only
+    if args.method == "cpu" and not by_cpu_too:
+        print(f"error: --params: the node-CPU fit (--method cpu) chooses among {', '.join(FITTED)}", file=sys.stderr)
+        return 2
     try:
         runs = load_campaigns(args.campaign)
     except SpecError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if stalled := [r for r in runs if campaign.stalled(r)]:
+        print(f"left out {len(stalled)} runs whose bolts executed no tuple in the measured window (workers still starting): "
+              + ", ".join(f"{r['experiment']} / {r['scheduler']} rep {r['rep']}" for r in stalled))
+        runs = [r for r in runs if not campaign.stalled(r)]
     train_runs = [r for r in runs if r["kind"].startswith("micro-")]
     valid_runs = [r for r in runs if not r["kind"].startswith("micro-")]
     problem_of = campaign.run_problems()
@@ -77,20 +100,29 @@ def main() -> int:
         print(f"error: {', '.join(map(str, args.campaign))}: --method cpu needs training runs with node_cpu (recorded since 2026-11-25)",
               file=sys.stderr)
         return 2
+
+    def fit_by_cpu(cases):
+        """The node-CPU fit, then (unless --no-cap) the cap on the fixed costs fitted to throughput."""
+        model, info = fit_cpu(cases, ANALYTIC, args.params)
+        if args.cap:
+            model, cap_info = fit_cap(cases, model)
+            info = {**info, **cap_info, "params": [*info["params"], "fixed_cpu_cap"]}
+        return model, info
+
     model, info = fit(train, ANALYTIC, args.params)
     print(f"fitted to throughput: {', '.join(f'{p} = {getattr(model, p):.4g}' for p in args.params)} "
           f"(loss {info['loss']:.4f}, {info['iterations']} iterations)")
     fits = {"fitted": (model, info)}
-    if any(c.node_cores for c in train):
-        by_cpu, cpu_info = fit_cpu(train, ANALYTIC)
-        print(f"fitted to node CPU: {', '.join(f'{p} = {getattr(by_cpu, p):.4g}' for p in FITTED)} "
+    if by_cpu_too and any(c.node_cores for c in train):
+        by_cpu, cpu_info = fit_by_cpu(train)
+        print(f"fitted to node CPU: {', '.join(f'{p} = {getattr(by_cpu, p):.4g}' for p in [*args.params, 'fixed_cpu_cap'])} "
               f"({cpu_info['points']} node measurements, rms {cpu_info['rms_cores']:.4f} cores, R^2 {cpu_info['r2']:.3f})")
         fits["fitted cpu"] = (by_cpu, cpu_info)
     if args.cv:
         print("leave one training experiment out (each predicted by the fit to the others)")
         show("fitted", cross_validate(train, lambda cs: fit(cs, ANALYTIC, args.params)[0]))
         if "fitted cpu" in fits:
-            show("fitted cpu", cross_validate(train, lambda cs: fit_cpu(cs, ANALYTIC)[0]))
+            show("fitted cpu", cross_validate(train, lambda cs: fit_by_cpu(cs)[0]))
     for name, cases, set_runs in (("training", train, train_runs), ("validation", valid, valid_runs)):
         if not cases:
             continue
@@ -104,9 +136,14 @@ def main() -> int:
         for label, (fitted, _) in fits.items():
             show(label, scores(fitted, cases))
     model, info = fits["fitted cpu" if args.method == "cpu" else "fitted"]
+    model = dataclasses.replace(model, **{p: float(f"{getattr(model, p):.3g}") for p in [*args.params, "fixed_cpu_cap"]})
+    print(f"writing, to 3 significant digits: {', '.join(f'{p} = {getattr(model, p):g}' for p in [*args.params, 'fixed_cpu_cap'])}")
+    for name, cases in (("training", train), ("validation", valid)):
+        if cases:
+            show(name, scores(model, cases))
     doc = {"cost_model": model.to_dict(),
            "provenance": {"fitted_on": [str(c) for c in args.campaign], "date": date.today().isoformat(),
-                          "method": args.method, "params": list(args.params) if args.method == "throughput" else list(FITTED),
+                          "method": args.method,
                           "training_experiments": sorted({c.experiment for c in train}),
                           "validation_experiments": sorted({c.experiment for c in valid}),
                           "training": scores(model, train), "validation": scores(model, valid) if valid else None,

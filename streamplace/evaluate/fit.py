@@ -111,30 +111,54 @@ def cpu_terms(case: Case, model: CostModel) -> tuple[np.ndarray, np.ndarray]:
     return scale * known / speed, terms
 
 
-def fit_cpu(cases: Sequence[Case], start: CostModel) -> tuple[CostModel, dict]:
-    """:data:`FITTED` from the cores each node used (``Case.node_cores``): non-negative least
-    squares of measured cores minus :func:`cpu_terms`' known part on its terms, over every node
-    that hosts workers in every case that measured its nodes. Each node of each placement is a
-    data point, so the constants rest on several hundred points rather than one throughput per
-    placement; throughput then follows from the fitted demand as always."""
+def fit_cpu(cases: Sequence[Case], start: CostModel, params: Sequence[str] = FITTED) -> tuple[CostModel, dict]:
+    """``params`` (some of :data:`FITTED`; the others keep ``start``'s values) from the cores each
+    node used (``Case.node_cores``): non-negative least squares of measured cores minus
+    :func:`cpu_terms`' known part on its terms, over every node that hosts workers in every case
+    that measured its nodes. Each node of each placement is a data point, so the constants rest on
+    several hundred points rather than one throughput per placement; throughput then follows from
+    the fitted demand as always."""
     from scipy.optimize import nnls
+    unknown = sorted(set(params) - set(FITTED))
+    if unknown:
+        raise ValueError(f"the node-CPU fit chooses among {', '.join(FITTED)}; not {unknown[0]!r}")
+    cols = [FITTED.index(p) for p in params]
+    held = np.array([0.0 if p in params else getattr(start, p) for p in FITTED])
     rows, ys = [], []
     for c in cases:
         if not c.node_cores:
             continue
         known, terms = cpu_terms(c, start)
+        known = known + terms @ held
         for j, n in enumerate(c.problem.cluster.nodes):
             if terms[j, 2] > 0 and n.name in c.node_cores:
-                rows.append(terms[j])
+                rows.append(terms[j, cols])
                 ys.append(c.node_cores[n.name] - known[j])
     if not rows:
         raise ValueError("no case has measured node CPU (runs recorded before node CPU was measured)")
     x, y = np.array(rows), np.array(ys)
     coef, _ = nnls(x, y)
-    fitted = dataclasses.replace(start, **dict(zip(FITTED, (float(v) for v in coef))))
+    fitted = dataclasses.replace(start, **dict(zip(params, (float(v) for v in coef))))
     resid = y - x @ coef
-    return fitted, {"params": list(FITTED), "points": len(y), "rms_cores": float(np.sqrt(np.mean(resid ** 2))),
+    return fitted, {"params": list(params), "points": len(y), "rms_cores": float(np.sqrt(np.mean(resid ** 2))),
                     "r2": float(1 - np.sum(resid ** 2) / np.sum((y - y.mean()) ** 2)) if len(y) > 1 else math.nan}
+
+
+def fit_cap(cases: Sequence[Case], model: CostModel) -> tuple[CostModel, dict]:
+    """``model`` with ``fixed_cpu_cap`` chosen for ``cases``' measured throughput: the cap in
+    [0.05, 1] that minimises the squared error of log bolt throughput (bounded Brent search; a
+    prediction of 0 counts as 1 tuple/s). The node-CPU fit cannot choose it: the cores a node
+    used say what its fixed costs take on average over busy and idle nodes, while the cap is about
+    the saturated node that sets the throughput."""
+    from scipy.optimize import minimize_scalar
+    measured = np.log(np.array([c.measured for c in cases]))
+
+    def loss(cap: float) -> float:
+        pred = predictions(dataclasses.replace(model, fixed_cpu_cap=float(cap)), cases)
+        return float(np.sum((np.log(np.maximum(pred, 1.0)) - measured) ** 2))
+    res = minimize_scalar(loss, bounds=(0.05, 1.0), method="bounded", options={"xatol": 1e-3})
+    cap = round(float(res.x), 3) if loss(res.x) < loss(1.0) else 1.0
+    return dataclasses.replace(model, fixed_cpu_cap=cap), {"capped_loss": loss(cap), "uncapped_loss": loss(1.0)}
 
 
 def predicted_figures(problem: Problem, placement: Placement, model: CostModel, cpu_budget: float) -> dict:

@@ -5,15 +5,18 @@ import dataclasses
 import numpy as np
 import pytest
 
-from streamplace.evaluate.fit import (FITTED, Case, cpu_terms, cross_validate, fit, fit_cpu, predictions, scaled_cluster,
+from streamplace.evaluate.fit import (FITTED, Case, cpu_terms, cross_validate, fit, fit_cap, fit_cpu, predictions, scaled_cluster,
                                       scores)
 from streamplace.model.performance import CostModel, predict
 from streamplace.model import Problem
 from streamplace.schedulers import make_scheduler
 from streamplace.workloads import runtime
 
-TRUE = CostModel(task_cpu_per_tuple=3e-5, ser_cpu_per_tuple=8e-6, worker_cpu=0.05, node_cpu=0.0)
-START = CostModel(ser_cpu_per_tuple=2e-6, worker_cpu=0.0, node_cpu=0.0)   # the analytic constants before the testbed fit
+# every constant the fits touch is set here, so that the tests do not drift with the bundled defaults
+TRUE = CostModel(task_cpu_per_tuple=3e-5, ser_cpu_per_tuple=8e-6, worker_cpu=0.05, node_cpu=0.0, executor_cpu=0.00202,
+                 fixed_cpu_cap=1.0)
+START = CostModel(task_cpu_per_tuple=2.17e-6, ser_cpu_per_tuple=2e-6, worker_cpu=0.0, node_cpu=0.0, executor_cpu=0.00202,
+                  fixed_cpu_cap=1.0)   # the analytic constants before the testbed fit
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +74,32 @@ def test_a_constant_the_runs_do_not_need_is_fitted_to_exactly_zero(cases):
     assert model.task_cpu_per_tuple == 0.0
     assert model.ser_cpu_per_tuple == pytest.approx(truth.ser_cpu_per_tuple, rel=0.05)
     assert scores(model, cases)["median_abs_error"] < 0.02
+
+
+def test_fixed_cpu_cap_bounds_the_fixed_costs_by_a_share_of_the_node():
+    """0.5 cores per worker, capped at 30 % of the node: METIS puts three workers on each 4-core
+    node (1.5 cores, capped to 1.2) and one on two of the 2-core nodes (0.5, under the cap of 0.6)."""
+    base = Problem.from_topology(runtime.microbench("linear", "cpu"), runtime.named_cluster("2high+4low"))
+    placement = make_scheduler("metis").schedule(base).placement
+    free = CostModel(worker_cpu=0.5, node_cpu=0.0, executor_cpu=0.0)
+    capped = predict(base, placement, dataclasses.replace(free, fixed_cpu_cap=0.3))
+    workers = placement.workers_used(base.cluster)
+    assert workers.tolist() == [3, 3, 1, 1, 0, 0]
+    assert np.allclose(capped.cpu_capacity, [4 - 1.2, 4 - 1.2, 2 - 0.5, 2 - 0.5, 2, 2])
+    assert capped.throughput > predict(base, placement, free).throughput
+    with pytest.raises(ValueError, match="fixed_cpu_cap must be in"):
+        CostModel(fixed_cpu_cap=0.0)
+
+
+def test_fit_cap_recovers_the_cap_a_known_model_measured(cases):
+    """'Measured' by a model whose fixed costs (0.1 cores per worker) are capped at 40 % of a node:
+    from the same model uncapped, the fit finds the cap again."""
+    truth = dataclasses.replace(TRUE, worker_cpu=0.1, fixed_cpu_cap=0.4)
+    measured = [dataclasses.replace(c, measured=float(m)) for c, m in zip(cases, predictions(truth, cases))]
+    model, info = fit_cap(measured, dataclasses.replace(truth, fixed_cpu_cap=1.0))
+    assert model.fixed_cpu_cap == pytest.approx(0.4, abs=0.005)
+    assert info["capped_loss"] < 1e-3 < info["uncapped_loss"]
+    assert fit_cap(measured, truth)[0].fixed_cpu_cap == pytest.approx(0.4, abs=0.005)   # and keeps a right one
 
 
 def test_node_cpu_takes_capacity_only_from_nodes_that_host_workers():
@@ -144,6 +173,15 @@ def test_fit_cpu_recovers_the_constants_from_the_cores_each_node_used(cases):
     assert info["r2"] == pytest.approx(1.0)
     with pytest.raises(ValueError, match="no case has measured node CPU"):
         fit_cpu(cases, START)
+    # some constants only: the others are held at the start model's values, here the true ones
+    held = dataclasses.replace(true, worker_cpu=0.0, node_cpu=0.0)
+    model, info = fit_cpu(measured, held, ("worker_cpu", "node_cpu"))
+    assert (model.worker_cpu, model.node_cpu) == (pytest.approx(true.worker_cpu), pytest.approx(true.node_cpu))
+    assert model.executor_cpu == true.executor_cpu and info["params"] == ["worker_cpu", "node_cpu"]
+    # held at a wrong value, the rest of the fit cannot make up for it exactly
+    assert fit_cpu(measured, dataclasses.replace(held, executor_cpu=0.0), ("worker_cpu", "node_cpu"))[1]["r2"] < 0.999
+    with pytest.raises(ValueError, match="not 'header_bytes'"):
+        fit_cpu(measured, START, ("worker_cpu", "header_bytes"))
 
 
 def test_cross_validation_predicts_each_experiment_by_the_fit_to_the_others(cases):
