@@ -81,7 +81,7 @@ def main() -> int:
         return 2
     if stalled := [r for r in runs if campaign.stalled(r)]:
         print(f"left out {len(stalled)} runs whose bolts executed no tuple in the measured window (workers still starting): "
-              + ", ".join(f"{r['experiment']} / {r['scheduler']} rep {r['rep']}" for r in stalled))
+              + ", ".join(map(campaign.run_label, stalled)))
         runs = [r for r in runs if not campaign.stalled(r)]
     train_runs = [r for r in runs if r["kind"].startswith("micro-")]
     valid_runs = [r for r in runs if not r["kind"].startswith("micro-")]
@@ -102,6 +102,8 @@ def main() -> int:
               file=sys.stderr)
         return 2
 
+    written = [*args.params, "fixed_cpu_cap"]   # the constants a fit may change
+
     def fit_by_cpu(cases):
         """The node-CPU fit, then (unless --no-cap) the cap on the fixed costs fitted to throughput."""
         model, info = fit_cpu(cases, ANALYTIC, args.params)
@@ -116,7 +118,7 @@ def main() -> int:
     fits = {"fitted": (model, info)}
     if by_cpu_too and any(c.node_cores for c in train):
         by_cpu, cpu_info = fit_by_cpu(train)
-        print(f"fitted to node CPU: {', '.join(f'{p} = {getattr(by_cpu, p):.4g}' for p in [*args.params, 'fixed_cpu_cap'])} "
+        print(f"fitted to node CPU: {', '.join(f'{p} = {getattr(by_cpu, p):.4g}' for p in written)} "
               f"({cpu_info['points']} node measurements, rms {cpu_info['rms_cores']:.4f} cores, R^2 {cpu_info['r2']:.3f})")
         fits["fitted cpu"] = (by_cpu, cpu_info)
     if args.cv:   # the fit --method writes: the throughput fit's refits take minutes each, the node-CPU fit's seconds
@@ -138,8 +140,8 @@ def main() -> int:
         for label, (fitted, _) in fits.items():
             show(label, scores(fitted, cases))
     model, info = fits["fitted cpu" if args.method == "cpu" else "fitted"]
-    model = dataclasses.replace(model, **{p: float(f"{getattr(model, p):.3g}") for p in [*args.params, "fixed_cpu_cap"]})
-    print(f"writing, to 3 significant digits: {', '.join(f'{p} = {getattr(model, p):g}' for p in [*args.params, 'fixed_cpu_cap'])}")
+    model = dataclasses.replace(model, **{p: float(f"{getattr(model, p):.3g}") for p in written})
+    print(f"writing, to 3 significant digits: {', '.join(f'{p} = {getattr(model, p):g}' for p in written)}")
     for name, cases in (("training", train), ("validation", valid)):
         if cases:
             show(name, scores(model, cases))

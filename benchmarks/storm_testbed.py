@@ -52,7 +52,7 @@ def summary(runs: list[dict], model: CostModel) -> dict:
         out[exp] = {"rows": rows, **rank, "pairs": sc["pairs"], "pairs_agree": sc["pairs_agree"]}
     cvs = [st["cv"] for st in stats.values() if math.isfinite(st["cv"])]
     return {"experiments": out, "runs": len(runs), "median_cv": float(sorted(cvs)[len(cvs) // 2]) if cvs else None,
-            "stalled": [f"{r['experiment']} / {r['scheduler']} rep {r['rep']}" for r in runs if campaign.stalled(r)]}
+            "stalled": [campaign.run_label(r) for r in runs if campaign.stalled(r)]}
 
 
 def print_summary(s: dict) -> None:

@@ -95,15 +95,17 @@ def experiments(names: Sequence[str] | None = None) -> list[runtime.Scenario]:
     ``<topology>`` or ``<workload>@<cluster>``; a
     :func:`~streamplace.workloads.runtime.calibration_scenarios` run is chosen by its full name
     ``<topology>@<cluster>`` only."""
+    papers = runtime.scenarios()
     if not names:
-        return runtime.scenarios()
-    chosen = [s for s in runtime.scenarios() if s.topology.name in names or f"{s.workload}@{s.cluster}" in names
+        return papers
+    calibration = runtime.calibration_scenarios()
+    chosen = [s for s in papers if s.topology.name in names or f"{s.workload}@{s.cluster}" in names
               or f"{s.topology.name}@{s.cluster}" in names]
-    chosen += [s for s in runtime.calibration_scenarios() if f"{s.topology.name}@{s.cluster}" in names]
+    chosen += [s for s in calibration if f"{s.topology.name}@{s.cluster}" in names]
     unknown = set(names) - {s.topology.name for s in chosen} - {f"{s.workload}@{s.cluster}" for s in chosen} \
         - {f"{s.topology.name}@{s.cluster}" for s in chosen}
     if unknown:
-        known = ", ".join(f"{s.topology.name}@{s.cluster}" for s in runtime.scenarios() + runtime.calibration_scenarios())
+        known = ", ".join(f"{s.topology.name}@{s.cluster}" for s in papers + calibration)
         raise ValueError(f"unknown experiment {sorted(unknown)[0]!r} (known: {known})")
     return chosen
 
@@ -312,6 +314,11 @@ def stalled(run: dict) -> bool:
     starting (one run of 32 single-task workers on 8 high's 0.19-core nodes), so it measured the
     start-up, not the placement; a fit leaves it out and says so."""
     return not run["bolt_throughput"] > 0
+
+
+def run_label(run: dict) -> str:
+    """``<experiment> / <scheduler> rep <n>``: one run named in messages."""
+    return f"{run['experiment']} / {run['scheduler']} rep {run['rep']}"
 
 
 def cell_stats(runs: Sequence[dict], key: str = "bolt_throughput") -> dict[tuple[str, str], dict]:

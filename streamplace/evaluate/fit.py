@@ -157,8 +157,9 @@ def fit_cap(cases: Sequence[Case], model: CostModel) -> tuple[CostModel, dict]:
         pred = predictions(dataclasses.replace(model, fixed_cpu_cap=float(cap)), cases)
         return float(np.sum((np.log(np.maximum(pred, 1.0)) - measured) ** 2))
     res = minimize_scalar(loss, bounds=(0.05, 1.0), method="bounded", options={"xatol": 1e-3})
-    cap = round(float(res.x), 3) if loss(res.x) < loss(1.0) else 1.0
-    return dataclasses.replace(model, fixed_cpu_cap=cap), {"capped_loss": loss(cap), "uncapped_loss": loss(1.0)}
+    uncapped = loss(1.0)
+    cap = round(float(res.x), 3) if res.fun < uncapped else 1.0
+    return dataclasses.replace(model, fixed_cpu_cap=cap), {"capped_loss": loss(cap), "uncapped_loss": uncapped}
 
 
 def predicted_figures(problem: Problem, placement: Placement, model: CostModel, cpu_budget: float) -> dict:
