@@ -84,6 +84,9 @@ def main() -> int:
     ap.add_argument("--experiments", nargs="*", help="<workload> or <workload>@<cluster> (default: the ten of the papers); the calibration "
                          "runs by full name: " + ", ".join(f"{layout}-{mode}@{c}" for layout, mode, c in runtime.CALIBRATION))
     ap.add_argument("--reps", type=int, default=2)
+    ap.add_argument("--first-rep", type=int, default=0,
+                    help="number the repetitions from this one, in the orders a campaign with that many more would run "
+                         "them: more runs of an earlier campaign's placements, to pool with its runs.jsonl (default 0)")
     ap.add_argument("--warmup", type=float, default=20.0,
                     help="seconds from every worker running to the measured window (default 20: placements with many "
                          "workers were still ramping up 10 s in)")
@@ -98,12 +101,15 @@ def main() -> int:
         if runs_file.exists():
             print(f"{runs_file} exists: choose another -o, or --summary-only", file=sys.stderr)
             return 2
+        if args.reps < 1 or args.first_rep < 0:
+            print("error: --reps must be >= 1 and --first-rep >= 0", file=sys.stderr)
+            return 2
         names = list(campaign.QUICK_WORKLOADS) if args.quick else args.experiments
         settings = RunSettings(duration_s=args.duration, warmup_s=args.warmup, window_s=args.window, mode="cluster")
         began = time.monotonic()
         try:
             campaign.run_campaign(args.output, campaign.experiments(names), reps=args.reps, settings=settings,
-                                  model=CostModel())
+                                  model=CostModel(), first_rep=args.first_rep)
         except (StormError, ValueError) as exc:   # testbed preflight or start, unknown experiment
             print(f"error: {exc}", file=sys.stderr)
             return 2

@@ -171,11 +171,27 @@ def measured(problem: Problem, placement: Placement, result: dict, monitor: Path
     }
 
 
+def run_order(cells: Sequence[Cell], reps: int, rng: random.Random, first_rep: int = 0) -> list[tuple[int, Cell]]:
+    """(repetition, cell) in the order they run: interleaved, every repetition visits every cell
+    in a new order drawn from ``rng``. Repetitions ``first_rep`` to ``first_rep + reps - 1`` in
+    the order a campaign of ``first_rep + reps`` repetitions would run them (the earlier ones'
+    orders are drawn and skipped), so that more repetitions added to a campaign later run in
+    orders of their own."""
+    order = []
+    for rep in range(first_rep + reps):
+        shuffled = list(cells)
+        rng.shuffle(shuffled)
+        if rep >= first_rep:
+            order += [(rep, c) for c in shuffled]
+    return order
+
+
 def run_campaign(out_dir: Path, scenarios: Sequence[runtime.Scenario], *, reps: int, settings: RunSettings,
-                 schedulers=SCHEDULERS, model: CostModel | None = None, seed: int = 0,
+                 schedulers=SCHEDULERS, model: CostModel | None = None, seed: int = 0, first_rep: int = 0,
                  log: Callable[[str], None] = print) -> list[dict]:
-    """Plans every cell, runs each ``reps`` times (one testbed per cluster, shuffled order per
-    repetition) and appends one record per run to ``out_dir/runs.jsonl`` as it finishes."""
+    """Plans every cell, runs each ``reps`` times (one testbed per cluster, :func:`run_order`;
+    repetitions numbered from ``first_rep``) and appends one record per run to
+    ``out_dir/runs.jsonl`` as it finishes."""
     model = model or CostModel()
     out_dir.mkdir(parents=True, exist_ok=True)
     bed = settings.testbed
@@ -193,13 +209,8 @@ def run_campaign(out_dir: Path, scenarios: Sequence[runtime.Scenario], *, reps: 
     total = sum(len(v) for v in by_cluster.values()) * reps
     began = time.monotonic()
     for cluster_name, group in by_cluster.items():
-        order = []
-        for rep in range(reps):   # interleaved: every repetition visits every cell, in a new order
-            shuffled = list(group)
-            rng.shuffle(shuffled)
-            order += [(rep, c) for c in shuffled]
         jobs, cell_of = [], {}
-        for rep, c in order:
+        for rep, c in run_order(group, reps, rng, first_rep):
             name = job_name(c, rep)
             jobs.append(saturated_job(name, c.problem.topology, c.placement, settings.duration_s))
             cell_of[name] = (rep, c)

@@ -36,6 +36,20 @@ def test_calibration_runs_are_chosen_by_their_full_name_only():
     assert campaign.problems()["linear-cpu@8high"].cluster.n_nodes == 8
 
 
+def test_run_order_interleaves_repetitions_and_continues_a_campaign():
+    """Every repetition runs every cell once; repetitions added later (``first_rep``) run in the
+    orders a longer campaign would have given them, not again in the first ones'."""
+    import random
+    cells = list("abcdefgh")
+    full = campaign.run_order(cells, 4, random.Random(0))
+    assert [rep for rep, _ in full] == [r for r in range(4) for _ in cells]
+    for rep in range(4):
+        assert sorted(c for r, c in full if r == rep) == cells
+    later = campaign.run_order(cells, 2, random.Random(0), first_rep=2)
+    assert later == full[2 * len(cells):]
+    assert [c for _, c in later[:len(cells)]] != [c for _, c in full[:len(cells)]]
+
+
 def test_saturated_asks_every_spout_task_for_the_same_rate():
     topo = campaign.saturated(campaign.experiments(["star-cpu"])[0].topology, rate=1000.0)
     for op in topo.operators:
