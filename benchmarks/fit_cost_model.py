@@ -2,8 +2,10 @@
 
     .venv/bin/python benchmarks/fit_cost_model.py out/campaign -o fitted.json
 
-Training set: the micro-benchmark runs (experiments ``*-io@*``, ``*-cpu@*``); validation set:
-the application runs (smart-home, frequent-routes), which the fit never sees. Prints, for the
+Training set: the micro-benchmark runs (experiments ``*-io@*``, ``*-cpu@*``) and the calibration
+runs (``streamplace.workloads.runtime.calibration_scenarios``); validation set: the papers'
+application runs (smart-home, frequent-routes), which the fit never sees
+(``runtime.held_out``). Prints, for the
 analytic model (the constants before this fit) and the fitted one, on both sets: the median
 absolute error of predicted throughput and Kendall's tau between predicted and measured
 scheduler rankings per experiment (targets on held-out runs: tau >= 0.8, error <= 15 %).
@@ -31,6 +33,7 @@ from pathlib import Path
 from streamplace.bench import campaign
 from streamplace.evaluate.fit import FITTED, cases_from_runs, cross_validate, fit, fit_cap, fit_cpu, scores
 from streamplace.model.performance import CostModel, load_cost_model
+from streamplace.workloads import runtime
 
 ANALYTIC = load_cost_model(Path(__file__).resolve().parents[1] / "docs/cost-models/analytic.json")  # before the testbed
 
@@ -83,8 +86,8 @@ def main() -> int:
         print(f"left out {len(stalled)} runs whose bolts executed no tuple in the measured window (workers still starting): "
               + ", ".join(map(campaign.run_label, stalled)))
         runs = [r for r in runs if not campaign.stalled(r)]
-    train_runs = [r for r in runs if r["kind"].startswith("micro-")]
-    valid_runs = [r for r in runs if not r["kind"].startswith("micro-")]
+    train_runs = [r for r in runs if not runtime.held_out(r["kind"])]
+    valid_runs = [r for r in runs if runtime.held_out(r["kind"])]
     problem_of = campaign.run_problems()
     budget = 1.5
     train, valid = cases_from_runs(train_runs, problem_of, budget), cases_from_runs(valid_runs, problem_of, budget)

@@ -82,7 +82,7 @@ def main() -> int:
     ap.add_argument("-o", "--output", type=Path, default=Path("out/campaign"))
     ap.add_argument("--quick", action="store_true", help=f"only {', '.join(campaign.QUICK_WORKLOADS)}")
     ap.add_argument("--experiments", nargs="*", help="<workload> or <workload>@<cluster> (default: the ten of the papers); the calibration "
-                         "runs by full name: " + ", ".join(f"{layout}-{mode}@{c}" for layout, mode, c in runtime.CALIBRATION))
+                         "runs by full name: " + ", ".join(f"{s.topology.name}@{s.cluster}" for s in runtime.calibration_scenarios()))
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--first-rep", type=int, default=0,
                     help="number the repetitions from this one, in the orders a campaign with that many more would run "

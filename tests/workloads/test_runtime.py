@@ -57,7 +57,16 @@ def test_scenarios_fit_their_clusters():
         assert s.topology.n_tasks <= runtime.named_cluster(s.cluster).capacities.sum()
 
 
-def test_calibration_runs_are_micro_benchmarks_beside_the_papers_experiments():
+def test_calibration_runs_are_beside_the_papers_experiments_and_train_a_fit():
     calibration = runtime.calibration_scenarios()
-    assert [(s.workload, s.kind, s.cluster) for s in calibration] == [(layout, f"micro-{mode}", c) for layout, mode, c in runtime.CALIBRATION]
+    assert [(s.workload, s.kind, s.cluster) for s in calibration] == (
+        [(layout, f"micro-{mode}", c) for layout, mode, c in runtime.CALIBRATION]
+        + [(app, app, c) for app, c in runtime.CALIBRATION_APPS])
     assert not {(s.topology.name, s.cluster) for s in calibration} & {(s.topology.name, s.cluster) for s in runtime.scenarios()}
+    # the fit trains on micro-benchmarks and calibration runs, and holds out the papers' applications
+    assert not any(runtime.held_out(s.kind) for s in calibration)
+    assert {s.kind for s in runtime.scenarios() if runtime.held_out(s.kind)} == set(runtime.APPLICATIONS)
+    tt = next(s for s in calibration if s.workload == "trending-topics")
+    assert {op.memory_mb for op in tt.topology.operators} == {runtime.COMPONENT_MEMORY_MB}
+    with pytest.raises(ValueError, match="unknown application 'page-view'"):
+        runtime.application("page-view")
