@@ -310,3 +310,18 @@ def test_campaigns_pool_and_one_given_twice_is_refused(tmp_path):
     assert load_campaigns([tmp_path / "one", tmp_path / "two" / "runs.jsonl"]) == first + second
     with pytest.raises(SpecError, match="run a-r0 is also in .*one: a campaign given twice"):
         load_campaigns([tmp_path / "one", tmp_path / "two", tmp_path / "one" / "runs.jsonl"])
+
+
+def test_pooled_runs_of_one_cell_must_share_their_placement(tmp_path):
+    from streamplace.bench.reproduce.measured import load_campaigns
+    from streamplace.model.specs import SpecError
+    run = {"experiment": "linear-io@1high+2low", "scheduler": "even", "job": "even-r0", "bolt_throughput": 5.0,
+           "placement": {"spout[0]": {"node": "high0", "worker": 0}}}
+    moved = {**run, "job": "even-r2", "placement": {"spout[0]": {"node": "low0", "worker": 0}}}
+    same = {**run, "job": "even-r3"}
+    for name, rec in (("one", run), ("two", same), ("three", moved)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "runs.jsonl").write_text(json.dumps(rec) + "\n")
+    assert len(load_campaigns([tmp_path / "one", tmp_path / "two"])) == 2
+    with pytest.raises(SpecError, match="placement.*even-r2 of linear-io@1high\\+2low / even ran another placement"):
+        load_campaigns([tmp_path / "one", tmp_path / "three"])

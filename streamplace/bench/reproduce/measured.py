@@ -38,15 +38,22 @@ def load_runs(path) -> list[dict]:
 def load_campaigns(paths) -> list[dict]:
     """The records of one or more campaigns (:func:`load_runs` each), in order. A record given
     twice (the same job finishing at the same time with the same throughput: the same file or
-    campaign named twice) is refused, as it would count one run twice."""
+    campaign named twice) is refused, as it would count one run twice; so is a run of an
+    experiment and scheduler whose placement differs from an earlier run's, as pooling them
+    would average two placements into one."""
     from ...model.specs import SpecError
-    runs, seen = [], {}
+    runs, seen, placed = [], {}, {}
     for path in paths:
         for r in load_runs(path):
             key = (r.get("job"), r.get("finished_s"), r.get("bolt_throughput"))
             if key in seen:
                 raise SpecError(path, "", f"run {r.get('job')} is also in {seen[key]}: a campaign given twice")
             seen[key] = path
+            cell = (r.get("experiment"), r.get("scheduler"))
+            first = placed.setdefault(cell, (r.get("placement"), path))
+            if r.get("placement") != first[0]:
+                raise SpecError(path, "placement", f"run {r.get('job')} of {cell[0]} / {cell[1]} ran another placement "
+                                f"than the runs of it in {first[1]}: runs of one cell must share their placement")
             runs.append(r)
     return runs
 
