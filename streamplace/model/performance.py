@@ -69,13 +69,14 @@ class CostModel:
     #: papers' 2.4-2.7 GHz testbed cores ([I] Sec. 5, [LF] Sec. 4).
     default_cpu_per_tuple: float = 1e-5
     #: CPU s per tuple per side for a tuple crossing a worker (Kryo, Storm's transfer queue and
-    #: Netty per-message handling): 9.09 us, fitted to the Storm testbed with the constants below,
-    #: to the CPU each node's cgroup used (docs/performance-model.md: 274 node measurements of 143
+    #: Netty per-message handling): 8.38 us, fitted to the Storm testbed with the constants below,
+    #: to the CPU each node's cgroup used (docs/performance-model.md: 296 node measurements of 161
     #: runs of the linear, diamond and star micro-benchmarks, I/O- and CPU-intensive, and of the
-    #: calibration runs on 8 high, 72 placements, 2026-11-25/26; workers compiling with C1 only,
-    #: spouts spending their operator's CPU, idle executors sleeping; R^2 0.92; the analytic guess
-    #: was 2 us, the fit without the calibration runs 6.96 us).
-    ser_cpu_per_tuple: float = 9.09e-6
+    #: calibration runs (linear and star on 8 high, trending-topics on 2 high + 2 low), 81
+    #: placements, 2026-11-25/26; workers compiling with C1 only, spouts spending their operator's
+    #: CPU, idle executors sleeping; the analytic guess was 2 us, the fit without trending-topics
+    #: 9.09 us, without the 8-high runs too 6.96 us).
+    ser_cpu_per_tuple: float = 8.38e-6
     #: CPU s per payload byte per side: 5 ns/B, i.e. ~200 MB/s per core, Kryo-class throughput.
     ser_cpu_per_byte: float = 5e-9
     #: wire bytes added to every inter-node tuple: Storm's Netty ``TaskMessage`` frame (2-byte
@@ -95,35 +96,35 @@ class CostModel:
     #: heterogeneous CPUs as in [N] Table 2.
     machine_speed: Mapping[str, float] = field(default_factory=dict)
     #: CPU s per tuple that every task pays on top of its operator's own work: the engine's
-    #: per-tuple cost (executor queue hand-off, emit and routing, task hooks): 0.396 us, fitted to
-    #: the testbed with ``ser_cpu_per_tuple`` (same fit; 2.17 us without the calibration runs,
-    #: 0.66 us by the fit to throughput of the six micro-benchmarks).
-    task_cpu_per_tuple: float = 3.96e-7
+    #: per-tuple cost (executor queue hand-off, emit and routing, task hooks): 1.44 us, fitted to
+    #: the testbed with ``ser_cpu_per_tuple`` (same fit; 0.396 us without trending-topics, 2.17 us
+    #: without any calibration run, 0.66 us by the fit to throughput of the six micro-benchmarks).
+    task_cpu_per_tuple: float = 1.44e-6
     #: cores each worker process uses whatever its load (heartbeats, metrics ticks, Netty and
     #: JVM threads); subtracted from its node's CPU capacity:
-    #: 0.0192 cores, fitted to the testbed with ``ser_cpu_per_tuple`` (same fit; 0.0358 without
+    #: 0.0227 cores, fitted to the testbed with ``ser_cpu_per_tuple`` (same fit; 0.0358 without
     #: the calibration runs, whose 0.19-core nodes host up to four workers; on diamond and star
     #: the CPU outside the executor threads alone gives 0.032 per worker).
-    worker_cpu: float = 0.0192
+    worker_cpu: float = 0.0227
     #: cores each node that hosts at least one worker uses whatever its load (its Storm
-    #: supervisor, the worker launches' log pumps); subtracted from its CPU capacity: 0.0632
+    #: supervisor, the worker launches' log pumps); subtracted from its CPU capacity: 0.0641
     #: cores, fitted to the testbed with ``ser_cpu_per_tuple`` (same fit; 0.0418 without the
     #: calibration runs).
-    node_cpu: float = 0.0632
+    node_cpu: float = 0.0641
     #: cores each executor (one per task here) uses whatever its load (an idle executor wakes
     #: every millisecond to look at its queue; with Storm 2's default progressive wait strategy
     #: it parks for 1 ns up to 1,000 times first); subtracted from its node's CPU capacity:
-    #: 0.00211 cores, fitted to the testbed with ``ser_cpu_per_tuple`` (same fit, idle executors
+    #: 0.00123 cores, fitted to the testbed with ``ser_cpu_per_tuple`` (same fit, idle executors
     #: sleeping at once there; the fit to throughput drove it to 0).
-    executor_cpu: float = 0.00211
+    executor_cpu: float = 0.00123
     #: the largest fraction of a node's cores its fixed costs (``worker_cpu``, ``node_cpu`` and
     #: ``executor_cpu``) take (1: charged in full however small the node): on a node out of CPU
     #: the background threads get less than on an idle one (testbed, 8 high at 0.19 cores per
     #: node: 0.09-0.10 cores outside the operators' work with one worker, 0.10-0.14 with four,
-    #: 0.17 for four idle ones). 0.619, fitted after the node-CPU fit to the training throughput
+    #: 0.17 for four idle ones). 0.599, fitted after the node-CPU fit to the training throughput
     #: of the same runs (``fit.fit_cap``; chosen over no cap by leave-one-experiment-out: 13.8 %
-    #: against 17.8 % median error).
-    fixed_cpu_cap: float = 0.619
+    #: against 15.8 % median error).
+    fixed_cpu_cap: float = 0.599
 
     def __post_init__(self):
         for name in ("default_cpu_per_tuple", "ser_cpu_per_tuple", "ser_cpu_per_byte", "header_bytes",
