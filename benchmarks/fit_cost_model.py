@@ -31,7 +31,8 @@ from datetime import date
 from pathlib import Path
 
 from streamplace.bench import campaign
-from streamplace.evaluate.fit import FITTED, cases_from_runs, cross_validate, fit, fit_cap, fit_cpu, scores
+from streamplace.evaluate.fit import (FITTED, bias, cases_from_runs, cross_validate, fit, fit_cap, fit_cpu, predictions,
+                                      scores)
 from streamplace.model.performance import CostModel, load_cost_model
 from streamplace.workloads import runtime
 
@@ -148,6 +149,9 @@ def main() -> int:
     for name, cases in (("training", train), ("validation", valid)):
         if cases:
             show(name, scores(model, cases))
+    everything = train + valid
+    print("  median signed error per scheduler over every experiment (+: over-predicted): "
+          + ", ".join(f"{s} {e:+.0%}" for s, e in bias(everything, predictions(model, everything)).items()))
     doc = {"cost_model": model.to_dict(),
            "provenance": {"fitted_on": [str(c) for c in args.campaign], "date": date.today().isoformat(),
                           "method": args.method,

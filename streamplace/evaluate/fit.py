@@ -242,6 +242,16 @@ def cross_validate(cases: Sequence[Case], fit_one: Callable[[Sequence[Case]], Co
     return scores_of(cases, pred)
 
 
+def bias(cases: Sequence[Case], pred: np.ndarray) -> dict[str, float]:
+    """Scheduler -> median signed relative error of its predicted bolt throughput ``pred`` (one
+    per case) over its cases: the placements of one scheduler that the model over- (positive)
+    or under-predicts across experiments, which the scores per experiment do not show."""
+    errors: dict[str, list[float]] = {}
+    for c, p in zip(cases, pred):
+        errors.setdefault(c.scheduler, []).append(float(p) / c.measured - 1.0)
+    return {s: float(np.median(v)) for s, v in sorted(errors.items())}
+
+
 def scores_of(cases: Sequence[Case], pred: np.ndarray) -> dict:
     """:func:`scores` of the predicted bolt throughputs ``pred``, one per case."""
     from scipy.stats import kendalltau

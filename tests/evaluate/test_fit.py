@@ -5,8 +5,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from streamplace.evaluate.fit import (FITTED, Case, cpu_terms, cross_validate, fit, fit_cap, fit_cpu, predictions, scaled_cluster,
-                                      scores)
+from streamplace.evaluate.fit import (FITTED, Case, bias, cpu_terms, cross_validate, fit, fit_cap, fit_cpu, predictions,
+                                      scaled_cluster, scores)
 from streamplace.model.performance import CostModel, predict
 from streamplace.model import Problem
 from streamplace.schedulers import make_scheduler
@@ -197,3 +197,12 @@ def test_cross_validation_predicts_each_experiment_by_the_fit_to_the_others(case
     linear_errors = np.abs(predictions(START, cases[:5]) / np.array([c.measured for c in cases[:5]]) - 1)
     assert cv["median_abs_error"] == pytest.approx(float(np.median(np.concatenate([np.zeros(5), linear_errors]))))
     assert cross_validate(cases, lambda cs: TRUE)["median_abs_error"] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_bias_is_the_median_signed_error_of_each_schedulers_placements(cases):
+    """Over-predicting one scheduler's placements by half shows as +50 % for it and 0 for the rest."""
+    pred = predictions(TRUE, cases) * np.array([1.5 if c.scheduler == "metis" else 1.0 for c in cases])
+    b = bias(cases, pred)
+    assert set(b) == {c.scheduler for c in cases}
+    assert b["metis"] == pytest.approx(0.5)
+    assert all(v == pytest.approx(0.0, abs=1e-12) for s, v in b.items() if s != "metis")
