@@ -32,7 +32,7 @@ from pathlib import Path
 
 from streamplace.bench import campaign
 from streamplace.evaluate.fit import (FITTED, bias, cases_from_runs, cross_validate, fit, fit_cap, fit_cpu, predictions,
-                                      scores)
+                                      scores, scores_of)
 from streamplace.model.performance import CostModel, load_cost_model
 from streamplace.workloads import runtime
 
@@ -146,18 +146,21 @@ def main() -> int:
     model, info = fits["fitted cpu" if args.method == "cpu" else "fitted"]
     model = dataclasses.replace(model, **{p: float(f"{getattr(model, p):.3g}") for p in written})
     print(f"writing, to 3 significant digits: {', '.join(f'{p} = {getattr(model, p):g}' for p in written)}")
-    for name, cases in (("training", train), ("validation", valid)):
-        if cases:
-            show(name, scores(model, cases))
     everything = train + valid
+    pred = predictions(model, everything)   # the written model's, once: scores, bias and provenance
+    written_scores = {"training": scores_of(train, pred[:len(train)]),
+                      "validation": scores_of(valid, pred[len(train):]) if valid else None}
+    for name, s in written_scores.items():
+        if s is not None:
+            show(name, s)
     print("  median signed error per scheduler over every experiment (+: over-predicted): "
-          + ", ".join(f"{s} {e:+.0%}" for s, e in bias(everything, predictions(model, everything)).items()))
+          + ", ".join(f"{s} {e:+.0%}" for s, e in bias(everything, pred).items()))
     doc = {"cost_model": model.to_dict(),
            "provenance": {"fitted_on": [str(c) for c in args.campaign], "date": date.today().isoformat(),
                           "method": args.method,
                           "training_experiments": sorted({c.experiment for c in train}),
                           "validation_experiments": sorted({c.experiment for c in valid}),
-                          "training": scores(model, train), "validation": scores(model, valid) if valid else None,
+                          **written_scores,
                           "analytic_validation": scores(ANALYTIC, valid) if valid else None, **info}}
     args.output.write_text(json.dumps(doc, indent=1) + "\n")
     print(f"wrote {args.output}")
