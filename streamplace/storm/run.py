@@ -37,7 +37,7 @@ from ..model.specs import atomic_write_text, topology_to_dict
 from . import jvm, records
 from .errors import StormError
 from .plans import plan_document, storm_name, workers_of, write_plan
-from .testbed import TestbedSettings
+from .testbed import TestbedSettings, worker_childopts
 
 PLAN_APPLIED = "streamplace: plan applied"
 MODES = ("embedded", "cluster")
@@ -143,9 +143,7 @@ def run_jobs(cluster: Cluster, jobs: Sequence[Job], settings: RunSettings, work_
             write_plan(plan_dir, job.name, plan_document(job.topology, cluster, job.placement))
         conf = {"streamplace.seed": settings.seed, **job.conf, **settings.storm_conf}
         if settings.mode == "cluster":
-            # the JVM honours the last -Xmx (Storm's own is 128 MB per executor); C1 only: under a
-            # node's CPU quota C2 compiled on into the measured window (25-38 % of the workers' CPU)
-            conf.setdefault("topology.worker.childopts", f"-Xmx{settings.testbed.worker_heap_mb}m -XX:TieredStopAtLevel=1")
+            conf.setdefault("topology.worker.childopts", worker_childopts(settings.testbed.worker_heap_mb))
             # each worker's log pump: a JVM of its own, kept cheap to start (C1 only) on a small machine
             conf.setdefault("topology.worker.logwriter.childopts", "-Xmx64m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
         job_entries.append({
