@@ -65,6 +65,9 @@ class TestbedSettings:
     nimbus_heap_mb: int = 384
     zookeeper_heap_mb: int = 128
     cpu_budget: float | None = None  # cores for all nodes together; None: cpu_count - HEADROOM_CORES
+    #: more options for every daemon's JVM, ``{name}`` replaced by the daemon's (e.g. zookeeper,
+    #: nimbus, supervisor-high0); storm/conf/cds/regenerate.py lists the classes they load so
+    daemon_jvm_opts: tuple[str, ...] = ()
 
     def __post_init__(self):
         if min(self.worker_heap_mb, self.supervisor_heap_mb, self.nimbus_heap_mb, self.zookeeper_heap_mb) < 64:
@@ -116,19 +119,30 @@ def storm_home() -> Path:
 
 
 WORKER_ARCHIVE = "worker.jsa"
+DAEMON_ARCHIVE = "daemons.jsa"
+
+
+def archive_opts(name: str) -> list[str]:
+    """``-XX:SharedArchiveFile`` for the class-data-sharing archive ``name`` the build dumps into
+    ``storm-home`` (:data:`WORKER_ARCHIVE` of the classes in ``storm/conf/cds/worker.classlist``,
+    :data:`DAEMON_ARCHIVE` of ``daemons.classlist``), where it exists: the JVM maps those classes
+    instead of reading, parsing and verifying them again. A JVM whose class path or jars no
+    longer match the archive ignores it and starts as without it."""
+    archive = jvm.module_dir() / "storm-home" / name
+    return [f"-XX:SharedArchiveFile={archive}"] if archive.is_file() else []
 
 
 def worker_childopts(heap_mb: int) -> str:
     """The JVM options of a testbed worker. The JVM honours the last ``-Xmx`` (Storm's own is
     128 MB per executor). C1 only: under a node's CPU quota C2 compiled on into the measured window
-    (25-38 % of the workers' CPU). The class-data-sharing archive the build dumps
-    (``storm-home/worker.jsa``, of the classes in ``storm/conf/cds/worker.classlist``), where it
-    exists: every worker maps those classes instead of parsing and verifying them again, which
-    cut the start of 16 workers on 2 cores from 59-78 s to 44-49 s (``docs/storm.md``). A JVM
-    whose class path or jars no longer match the archive ignores it and starts as without it."""
-    opts = f"-Xmx{heap_mb}m -XX:TieredStopAtLevel=1"
-    archive = jvm.module_dir() / "storm-home" / WORKER_ARCHIVE
-    return f"{opts} -XX:SharedArchiveFile={archive}" if archive.is_file() else opts
+    (25-38 % of the workers' CPU). The workers' archive (:func:`archive_opts`) cut the start of 16
+    workers on 2 cores from 59-78 s to 44-49 s (``docs/storm.md``)."""
+    return " ".join([f"-Xmx{heap_mb}m", "-XX:TieredStopAtLevel=1", *archive_opts(WORKER_ARCHIVE)])
+
+
+#: every daemon (ZooKeeper, Nimbus, supervisors) compiles with C1 only and maps the daemons'
+#: archive: a testbed of 8 nodes came up in 11-15 s instead of 25-27 s (``docs/storm.md``)
+DAEMON_OPTS = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
 
 
 class Testbed:
@@ -287,8 +301,9 @@ class Testbed:
             conf_file.parent.mkdir(parents=True, exist_ok=True)
             conf_file.write_text(json.dumps(conf, indent=1))   # JSON is YAML
             props.append(f"-Dstorm.conf.file={conf_file}")
-        cmd = [java, "-server", f"-Xmx{heap_mb}m", "-XX:+UseSerialGC", "-Djava.net.preferIPv4Stack=true",
-               f"-Djava.io.tmpdir={self.work / 'tmp'}", *props, "-cp", cp, *main]
+        cmd = [java, "-server", f"-Xmx{heap_mb}m", *DAEMON_OPTS, *archive_opts(DAEMON_ARCHIVE),
+               *(opt.replace("{name}", name) for opt in self.settings.daemon_jvm_opts),
+               "-Djava.net.preferIPv4Stack=true", f"-Djava.io.tmpdir={self.work / 'tmp'}", *props, "-cp", cp, *main]
         (self.work / "tmp").mkdir(exist_ok=True)
         # join the cgroup first (ip netns exec remounts /sys, hiding it), then the namespace
         script = 'echo $$ > "$0" && exec ip netns exec "$@"'
