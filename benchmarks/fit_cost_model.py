@@ -34,6 +34,7 @@ from streamplace.bench import campaign
 from streamplace.evaluate.fit import (FITTED, bias, cases_from_runs, cross_validate, fit, fit_cap, fit_cpu, predictions,
                                       scores, scores_of)
 from streamplace.model.performance import CostModel, load_cost_model
+from streamplace.model.specs import SpecError, atomic_write_text
 from streamplace.workloads import runtime
 
 ANALYTIC = load_cost_model(Path(__file__).resolve().parents[1] / "docs/cost-models/analytic.json")  # before the testbed
@@ -67,7 +68,6 @@ def main() -> int:
                          "node-CPU fit)")
     args = ap.parse_args()
     from streamplace.bench.reproduce.measured import load_campaigns
-    from streamplace.model.specs import SpecError
     # fixed_cpu_cap is fitted by fit_cap after the node-CPU fit (--no-cap), not by --params
     constants = {f.name for f in dataclasses.fields(CostModel)} - {"machine_speed", "latency_load", "fixed_cpu_cap"}
     if bad := [p for p in args.params if p not in constants]:
@@ -162,7 +162,7 @@ def main() -> int:
                           "validation_experiments": sorted({c.experiment for c in valid}),
                           **written_scores,
                           "analytic_validation": scores(ANALYTIC, valid) if valid else None, **info}}
-    args.output.write_text(json.dumps(doc, indent=1) + "\n")
+    atomic_write_text(args.output, json.dumps(doc, indent=1) + "\n")
     print(f"wrote {args.output}")
     return 0
 

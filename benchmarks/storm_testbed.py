@@ -26,6 +26,7 @@ from streamplace.bench import campaign
 from streamplace.bench.reproduce.measured import load_runs
 from streamplace.evaluate.fit import cases_from_runs, scores
 from streamplace.model.performance import CostModel, load_cost_model
+from streamplace.model.specs import SpecError, atomic_write_text
 from streamplace.storm import StormError
 from streamplace.storm.run import RunSettings
 from streamplace.storm.testbed import TestbedSettings
@@ -117,11 +118,15 @@ def main() -> int:
     if not runs_file.is_file():
         print(f"{runs_file}: no campaign runs here (run without --summary-only first)", file=sys.stderr)
         return 2
-    runs = load_runs(runs_file)
-    model = load_cost_model(args.cost_model) if args.cost_model else CostModel()
+    try:
+        runs = load_runs(runs_file)
+        model = load_cost_model(args.cost_model) if args.cost_model else CostModel()
+    except SpecError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     runs = campaign.repredict(runs, model, TestbedSettings().budget())
     s = summary(runs, model)
-    (args.output / "summary.json").write_text(json.dumps(s, indent=1) + "\n")
+    atomic_write_text(args.output / "summary.json", json.dumps(s, indent=1) + "\n")
     print_summary(s)
     return 0
 

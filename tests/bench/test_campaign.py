@@ -137,9 +137,10 @@ def test_runs_before_spouts_applied_selectivity_are_kept_apart_and_scored_as_the
     assert home.topology.operators[0].selectivity == 0.5
     assert [op.selectivity for op in older.topology.operators] == [1.0] + [op.selectivity for op in home.topology.operators[1:]]
     assert "linear-io@1high+2low" + campaign.UNFILTERED not in probs   # its sources send every record anyway
-    records = [{"experiment": "smart-home@2high+4low", "scheduler": "even", "bolt_throughput": 100.0},
-               {"experiment": "smart-home@2high+4low", "scheduler": "even", "bolt_throughput": 300.0, "spout_selectivity": True},
-               {"experiment": "linear-io@1high+2low", "scheduler": "even", "bolt_throughput": 50.0}]
+    run = {"job": "even-r0", "kind": "smart-home", "scheduler": "even", "placement": {}}
+    records = [{**run, "experiment": "smart-home@2high+4low", "bolt_throughput": 100.0},
+               {**run, "experiment": "smart-home@2high+4low", "bolt_throughput": 300.0, "spout_selectivity": True},
+               {**run, "experiment": "linear-io@1high+2low", "kind": "micro-io", "bolt_throughput": 50.0}]
     (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     runs = measured.load_runs(tmp_path)
     assert [r["experiment"] for r in runs] == ["smart-home@2high+4low (sources unfiltered)", "smart-home@2high+4low",

@@ -300,10 +300,11 @@ def test_a_statement_on_a_relaxed_ols_run_says_so():
 def test_campaigns_pool_and_one_given_twice_is_refused(tmp_path):
     from streamplace.bench.reproduce.measured import load_campaigns
     from streamplace.model.specs import SpecError
-    first = [{"experiment": "linear-io@1high+2low", "job": "a-r0", "finished_s": 10.0, "bolt_throughput": 5.0},
-             {"experiment": "linear-io@1high+2low", "job": "b-r0", "finished_s": 20.0, "bolt_throughput": 6.0}]
+    run = {"experiment": "linear-io@1high+2low", "kind": "micro-io", "placement": {}}
+    first = [{**run, "scheduler": "a", "job": "a-r0", "finished_s": 10.0, "bolt_throughput": 5.0},
+             {**run, "scheduler": "b", "job": "b-r0", "finished_s": 20.0, "bolt_throughput": 6.0}]
     # a later campaign of the same experiment reuses job names: different runs all the same
-    second = [{"experiment": "linear-io@1high+2low", "job": "a-r0", "finished_s": 12.0, "bolt_throughput": 7.0}]
+    second = [{**run, "scheduler": "a", "job": "a-r0", "finished_s": 12.0, "bolt_throughput": 7.0}]
     for name, recs in (("one", first), ("two", second)):
         (tmp_path / name).mkdir()
         (tmp_path / name / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
@@ -312,11 +313,27 @@ def test_campaigns_pool_and_one_given_twice_is_refused(tmp_path):
         load_campaigns([tmp_path / "one", tmp_path / "two", tmp_path / "one" / "runs.jsonl"])
 
 
+def test_a_line_that_is_not_a_run_is_named_with_its_field(tmp_path):
+    from streamplace.bench.reproduce.measured import RUN_KEYS, load_runs
+    from streamplace.model.specs import SpecError
+    run = {key: "x" for key in RUN_KEYS}
+    path = tmp_path / "runs.jsonl"
+    path.write_text(json.dumps(run) + "\n\n" + '{"job": "a"\n')
+    with pytest.raises(SpecError, match=f"{path}: line 3: not a JSON record"):
+        load_runs(path)
+    path.write_text(json.dumps(run) + "\n" + json.dumps({k: v for k, v in run.items() if k != "placement"}) + "\n")
+    with pytest.raises(SpecError, match=f"{path}: line 2: placement: missing"):
+        load_runs(path)
+    path.write_text(json.dumps(run) + "\n[1]\n")
+    with pytest.raises(SpecError, match="line 2: not a JSON object"):
+        load_runs(path)
+
+
 def test_pooled_runs_of_one_cell_must_share_their_placement(tmp_path):
     from streamplace.bench.reproduce.measured import load_campaigns
     from streamplace.model.specs import SpecError
-    run = {"experiment": "linear-io@1high+2low", "scheduler": "even", "job": "even-r0", "bolt_throughput": 5.0,
-           "placement": {"spout[0]": {"node": "high0", "worker": 0}}}
+    run = {"experiment": "linear-io@1high+2low", "kind": "micro-io", "scheduler": "even", "job": "even-r0",
+           "bolt_throughput": 5.0, "placement": {"spout[0]": {"node": "high0", "worker": 0}}}
     moved = {**run, "job": "even-r2", "placement": {"spout[0]": {"node": "low0", "worker": 0}}}
     same = {**run, "job": "even-r3"}
     for name, rec in (("one", run), ("two", same), ("three", moved)):

@@ -22,6 +22,9 @@ READING = "measured on the Storm testbed: mean bolt tuples executed/s over runs,
 PAPERS = tuple(TABLES)  # the papers whose Sec. 6 ran on a Storm testbed: [I] and [T3]
 
 
+RUN_KEYS = ("job", "experiment", "kind", "scheduler", "placement", "bolt_throughput")   # what every reader of a run needs
+
+
 def load_runs(path) -> list[dict]:
     """Campaign records from ``runs.jsonl`` or a campaign directory holding it, runs of an older
     workload version named apart (:func:`streamplace.bench.campaign.relabel`)."""
@@ -32,7 +35,21 @@ def load_runs(path) -> list[dict]:
     if not p.is_file():
         from ...model.specs import SpecError
         raise SpecError(p, "", "no testbed runs here (expected runs.jsonl of benchmarks/storm_testbed.py)")
-    return relabel([json.loads(line) for line in p.read_text().splitlines() if line.strip()])
+    from ...model.specs import SpecError
+    records = []
+    for number, line in enumerate(p.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SpecError(p, f"line {number}", f"not a JSON record ({exc.msg})") from None
+        if not isinstance(record, dict):
+            raise SpecError(p, f"line {number}", "not a JSON object")
+        if missing := [key for key in RUN_KEYS if key not in record]:
+            raise SpecError(p, f"line {number}: {missing[0]}", "missing: not a run of benchmarks/storm_testbed.py")
+        records.append(record)
+    return relabel(records)
 
 
 def load_campaigns(paths) -> list[dict]:
