@@ -31,7 +31,7 @@ from datetime import date
 from pathlib import Path
 
 from streamplace.bench import campaign
-from streamplace.evaluate.fit import (FITTED, bias, cases_from_runs, cross_validate, fit, fit_cap, fit_cpu, predictions,
+from streamplace.evaluate.fit import (FITTED, bias, cases_from_runs, cpu_gap, cross_validate, fit, fit_cap, fit_cpu, predictions,
                                       scores, scores_of)
 from streamplace.model.performance import CostModel, load_cost_model
 from streamplace.model.specs import SpecError, atomic_write_text
@@ -155,6 +155,10 @@ def main() -> int:
             show(name, s)
     print("  median signed error per scheduler over every experiment (+: over-predicted): "
           + ", ".join(f"{s} {e:+.0%}" for s, e in bias(everything, pred).items()))
+    for name, cases in (("training", train), ("validation", valid)):
+        if gaps := cpu_gap(cases, model):
+            print(f"  {name}: share of the cores of nodes at their quota that the model does not account for "
+                  f"(median per experiment): " + ", ".join(f"{e} {g:+.0%}" for e, g in gaps.items()))
     doc = {"cost_model": model.to_dict(),
            "provenance": {"fitted_on": [str(c) for c in args.campaign], "date": date.today().isoformat(),
                           "method": args.method,

@@ -252,6 +252,32 @@ def bias(cases: Sequence[Case], pred: np.ndarray) -> dict[str, float]:
     return {s: float(np.median(v)) for s, v in sorted(errors.items())}
 
 
+def cpu_gap(cases: Sequence[Case], model: CostModel, at_quota: float = 0.97) -> dict[str, float]:
+    """Experiment -> median, over the nodes that used at least ``at_quota`` of their cores, of
+    (cores used - the model's demand at the measured rate) / cores: the share of a saturated
+    node's CPU that the model does not account for. The model predicts throughput as the rate at
+    which the busiest node's demand meets its cores, so a gap of ``g`` on the bottleneck node
+    over-predicts throughput by about ``g / (1 - g - fixed share)``. The demand is
+    :func:`~streamplace.model.performance.predict`'s, at unit load scaled to the measured bolt
+    throughput, plus its fixed costs (capped as it caps them). Cases without node CPU are left
+    out; experiments with no node at quota too."""
+    gaps: dict[str, list[float]] = {}
+    for c in cases:
+        if not c.node_cores:
+            continue
+        perf = predict(c.problem, c.placement, model)
+        bolts = float(perf.in_rate[~c.problem.topology.source_task_mask].sum())
+        speed = model.speeds(c.problem.cluster)
+        for j, n in enumerate(c.problem.cluster.nodes):
+            used = c.node_cores.get(n.name)
+            if used is None or used < at_quota * n.cores or bolts <= 0:
+                continue
+            fixed = n.cores - perf.cpu_capacity[j] / speed[j]
+            demand = perf.cpu_demand[j] * c.measured / bolts / speed[j] + fixed
+            gaps.setdefault(c.experiment, []).append((used - demand) / n.cores)
+    return {e: float(np.median(v)) for e, v in sorted(gaps.items())}
+
+
 def scores_of(cases: Sequence[Case], pred: np.ndarray) -> dict:
     """:func:`scores` of the predicted bolt throughputs ``pred``, one per case."""
     from scipy.stats import kendalltau

@@ -5,7 +5,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from streamplace.evaluate.fit import (FITTED, Case, bias, cpu_terms, cross_validate, fit, fit_cap, fit_cpu, predictions,
+from streamplace.evaluate.fit import (FITTED, Case, bias, cpu_gap, cpu_terms, cross_validate, fit, fit_cap, fit_cpu, predictions,
                                       scaled_cluster, scores)
 from streamplace.model.performance import CostModel, predict
 from streamplace.model import Problem
@@ -155,18 +155,34 @@ def test_cpu_terms_worked_by_hand():
     assert terms.tolist() == [[100, 100, 1, 1, 1], [100, 100, 1, 1, 1]]
 
 
-def test_fit_cpu_recovers_the_constants_from_the_cores_each_node_used(cases):
-    """Node cores 'measured' under a known model at its own throughput: demand x scale + fixed."""
-    true = dataclasses.replace(TRUE, node_cpu=0.02, executor_cpu=0.004)
-    measured = []
+def _node_cores_measured(cases, true, extra=0.0):
+    """The cases at ``true``'s throughput, each node 'measured' using what ``true`` demands there
+    (demand x scale + fixed) plus ``extra`` of its cores."""
+    out = []
     for c, m in zip(cases, predictions(true, cases)):
         perf = predict(c.problem, c.placement, true)
         workers = c.placement.workers_used(c.problem.cluster)
         tasks = np.bincount(c.placement.node, minlength=c.problem.cluster.n_nodes)
         cores = (perf.cpu_demand * perf.max_scale + true.worker_cpu * workers + true.node_cpu * (workers > 0)
                  + true.executor_cpu * tasks)
-        measured.append(dataclasses.replace(c, measured=float(m),
-                                            node_cores={n.name: float(v) for n, v in zip(c.problem.cluster.nodes, cores)}))
+        out.append(dataclasses.replace(c, measured=float(m), node_cores={
+            n.name: float(v) + extra * n.cores for n, v in zip(c.problem.cluster.nodes, cores)}))
+    return out
+
+
+def test_cpu_gap_is_the_share_of_a_saturated_nodes_cores_the_model_leaves_out(cases):
+    true = dataclasses.replace(TRUE, node_cpu=0.02, executor_cpu=0.004)
+    exact = cpu_gap(_node_cores_measured(cases, true), true)
+    assert set(exact) == {"linear", "diamond"}   # each has a bottleneck node, used to its last core
+    assert exact == {e: pytest.approx(0.0, abs=1e-9) for e in exact}
+    assert cpu_gap(_node_cores_measured(cases, true, extra=0.1), true) == {e: pytest.approx(0.1) for e in exact}
+    assert cpu_gap(cases, true) == {}   # no node CPU measured
+
+
+def test_fit_cpu_recovers_the_constants_from_the_cores_each_node_used(cases):
+    """Node cores 'measured' under a known model at its own throughput: demand x scale + fixed."""
+    true = dataclasses.replace(TRUE, node_cpu=0.02, executor_cpu=0.004)
+    measured = _node_cores_measured(cases, true)
     model, info = fit_cpu(measured, START)
     for name in FITTED:
         assert getattr(model, name) == pytest.approx(getattr(true, name), rel=1e-6, abs=1e-9), name
