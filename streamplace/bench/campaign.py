@@ -76,6 +76,13 @@ STORM_CONF = {
     "topology.backpressure.wait.progressive.level2.count": 0,
 }
 QUICK_WORKLOADS = ("linear-io", "diamond-cpu", "smart-home@2high+4low")
+#: The testbed's operating point beyond ``STORM_CONF``, recorded with every run
+#: (``testbed_version``; runs without it are version 1). Version 2 (2026-11-26): class-data-
+#: sharing archives for workers and daemons, daemons on C1 only, Nimbus' metrics store out of the
+#: build directory. The same trending-topics placements then measured -9 to +40 % (median +22 %)
+#: against version 1 (docs/performance-model.md), so runs of one cell on two versions are not
+#: pooled (:func:`streamplace.bench.reproduce.measured.load_campaigns`).
+TESTBED_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -228,6 +235,7 @@ def run_campaign(out_dir: Path, scenarios: Sequence[runtime.Scenario], *, reps: 
                    **measured(c.problem, c.placement, event, monitor, settings),
                    "workers": workers_of(c.placement), "finished_s": round(time.monotonic() - began, 1),
                    "cpu_budget": bed.budget(), "storm_conf": dict(STORM_CONF), "spout_selectivity": True,
+                   "testbed_version": TESTBED_VERSION,
                    "placement": c.placement.to_mapping(c.problem.topology.task_labels, c.problem.cluster)}
             rec.update(with_model(rec, predicted_figures(c.problem, c.placement, model, bed.budget())))
             out.append(rec)

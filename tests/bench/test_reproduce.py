@@ -342,3 +342,9 @@ def test_pooled_runs_of_one_cell_must_share_their_placement(tmp_path):
     assert len(load_campaigns([tmp_path / "one", tmp_path / "two"])) == 2
     with pytest.raises(SpecError, match="placement.*even-r2 of linear-io@1high\\+2low / even ran another placement"):
         load_campaigns([tmp_path / "one", tmp_path / "three"])
+    # the same placement on another testbed version: not pooled either (runs without the field are version 1)
+    (tmp_path / "four").mkdir()
+    (tmp_path / "four" / "runs.jsonl").write_text(json.dumps({**run, "job": "even-r4", "testbed_version": 2}) + "\n")
+    with pytest.raises(SpecError, match="testbed_version: run even-r4 .* on testbed version 2, .*one on version 1"):
+        load_campaigns([tmp_path / "one", tmp_path / "four"])
+    assert len(load_campaigns([tmp_path / "four"])) == 1

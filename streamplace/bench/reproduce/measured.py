@@ -56,8 +56,9 @@ def load_campaigns(paths) -> list[dict]:
     """The records of one or more campaigns (:func:`load_runs` each), in order. A record given
     twice (the same job finishing at the same time with the same throughput: the same file or
     campaign named twice) is refused, as it would count one run twice; so is a run of an
-    experiment and scheduler whose placement differs from an earlier run's, as pooling them
-    would average two placements into one."""
+    experiment and scheduler whose placement or testbed version (``testbed_version``, 1 where
+    absent) differs from an earlier run's, as pooling them would average two placements, or two
+    operating points, into one."""
     from ...model.specs import SpecError
     runs, seen, placed = [], {}, {}
     for path in paths:
@@ -67,10 +68,15 @@ def load_campaigns(paths) -> list[dict]:
                 raise SpecError(path, "", f"run {r.get('job')} is also in {seen[key]}: a campaign given twice")
             seen[key] = path
             cell = (r.get("experiment"), r.get("scheduler"))
-            first = placed.setdefault(cell, (r.get("placement"), path))
+            version = r.get("testbed_version", 1)
+            first = placed.setdefault(cell, (r.get("placement"), version, path))
             if r.get("placement") != first[0]:
                 raise SpecError(path, "placement", f"run {r.get('job')} of {cell[0]} / {cell[1]} ran another placement "
-                                f"than the runs of it in {first[1]}: runs of one cell must share their placement")
+                                f"than the runs of it in {first[2]}: runs of one cell must share their placement")
+            if version != first[1]:
+                raise SpecError(path, "testbed_version", f"run {r.get('job')} of {cell[0]} / {cell[1]} ran on testbed "
+                                f"version {version}, the runs of it in {first[2]} on version {first[1]}: runs of one "
+                                "cell must share the testbed's operating point (campaign.TESTBED_VERSION)")
             runs.append(r)
     return runs
 
