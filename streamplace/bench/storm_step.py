@@ -5,10 +5,11 @@ files), the one whose recommended plan uses the fewest workers (ties: the first)
 worker is two JVMs that start on the machine's 2 cores: frequent-routes' 16-worker plan took
 44-78 s per job to start, and after 10 s of warm-up its runs had not settled (p50 latency
 25-30 s; the same plan measured 10.5k, 3.1k and 1.2k tuples/s in three runs), so the demo runs
-the smallest instance, whose two jobs fit in the step's 2 minutes. Recommended: the placement within capacity with the highest predicted throughput
-among the schedulers that keep the job's parallelism (ties: less inter-node traffic). Baseline:
-Storm's even scheduler with the recommended plan's number of workers (what a user who sets
-``topology.workers`` to that number gets). Both run one after another on one testbed
+the smallest instance, whose two jobs fit in the step's 2 minutes. Recommended: the placement
+within capacity with the highest predicted throughput among the schedulers that keep the job's
+parallelism (ties: less inter-node traffic). Baseline: Storm's even scheduler with the
+recommended plan's number of workers (what a user who sets ``topology.workers`` to that number
+gets). Both run one after another on one testbed
 (:mod:`streamplace.storm.testbed`), spouts saturated, :data:`WARMUP_S` s of warm-up and
 :data:`MEASURE_S` s measured; where the testbed cannot run (not root, no namespaces or cgroups,
 another testbed run) on embedded Storm instead, saying why, at the topology's own rates:
@@ -80,7 +81,7 @@ def testbed_or_reason() -> tuple[str, str]:
 
 def run_storm_step(records: list[dict], out_dir: Path, problem_from_files, *, model: CostModel | None = None,
                    log=print) -> dict:
-    """Runs the recommended placement and even's of the first heterogeneous application instance;
+    """Runs the recommended placement and even's of the instance :func:`instance_to_run` picks;
     writes and returns ``DIR/storm/run.json``."""
     model = model or CostModel()
     first, best = instance_to_run(records)

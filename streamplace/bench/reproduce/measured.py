@@ -29,13 +29,12 @@ def load_runs(path) -> list[dict]:
     """Campaign records from ``runs.jsonl`` or a campaign directory holding it, runs of an older
     workload version named apart (:func:`streamplace.bench.campaign.relabel`)."""
     from ..campaign import relabel   # the campaign module imports reproduce's OLS settings
+    from ...model.specs import SpecError
     p = Path(path)
     if p.is_dir():
         p = p / "runs.jsonl"
     if not p.is_file():
-        from ...model.specs import SpecError
         raise SpecError(p, "", "no testbed runs here (expected runs.jsonl of benchmarks/storm_testbed.py)")
-    from ...model.specs import SpecError
     records = []
     for number, line in enumerate(p.read_text().splitlines(), 1):
         if not line.strip():
