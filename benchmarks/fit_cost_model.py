@@ -131,6 +131,7 @@ def main() -> int:
             show("fitted", cross_validate(train, lambda cs: fit(cs, ANALYTIC, args.params)[0]))
         else:
             show("fitted cpu", cross_validate(train, lambda cs: fit_by_cpu(cs)[0]))
+    analytic = {}   # scores of the analytic constants per set: printed, and the validation's kept in the provenance
     for name, cases, set_runs in (("training", train, train_runs), ("validation", valid, valid_runs)):
         if not cases:
             continue
@@ -138,7 +139,8 @@ def main() -> int:
         noise = {e: campaign.repeat_tau([r for r in set_runs if r["experiment"] == e]) for e in sorted({c.experiment for c in cases})}
         print(f"  {'run-to-run':10} tau of one repetition's ranking against another's, the ceiling noise sets: "
               + ", ".join(f"{e} {t:+.2f}" for e, t in noise.items()))
-        show("analytic", scores(ANALYTIC, cases))
+        analytic[name] = scores(ANALYTIC, cases)
+        show("analytic", analytic[name])
         for label, other in others.items():
             show(label, scores(other, cases))
         for label, (fitted, _) in fits.items():
@@ -165,7 +167,7 @@ def main() -> int:
                           "training_experiments": sorted({c.experiment for c in train}),
                           "validation_experiments": sorted({c.experiment for c in valid}),
                           **written_scores,
-                          "analytic_validation": scores(ANALYTIC, valid) if valid else None, **info}}
+                          "analytic_validation": analytic.get("validation"), **info}}
     atomic_write_text(args.output, json.dumps(doc, indent=1) + "\n")
     print(f"wrote {args.output}")
     return 0

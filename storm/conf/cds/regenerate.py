@@ -24,7 +24,7 @@ from streamplace.schedulers import make_scheduler
 from streamplace.storm import StormError
 from streamplace.storm.run import RunSettings, run_jobs
 from streamplace.model.specs import atomic_write_text
-from streamplace.storm.testbed import TestbedSettings
+from streamplace.storm.testbed import TestbedSettings, worker_childopts
 
 HERE = Path(__file__).resolve().parent
 EXPERIMENT = "trending-topics@2high+2low"
@@ -47,12 +47,11 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="streamplace-cds-") as tmp:
         work = Path(tmp)
         job = saturated_job("classes", problem.topology, placement, 10.0)
-        job = dataclasses.replace(job, conf={**job.conf, "topology.worker.childopts":   # Storm fills in %WORKER-ID%
-                                             f"-Xmx256m -XX:TieredStopAtLevel=1 -Xshare:off "
-                                             f"-XX:DumpLoadedClassList={work}/worker-%WORKER-ID%.classlist"})
-        daemon_opts = ("-Xshare:off", f"-XX:DumpLoadedClassList={work}/daemon-{{name}}.classlist")
-        settings = RunSettings(mode="cluster", warmup_s=10.0, duration_s=10.0, window_s=5.0,
-                               testbed=TestbedSettings(daemon_jvm_opts=daemon_opts))
+        testbed = TestbedSettings(daemon_jvm_opts=("-Xshare:off", f"-XX:DumpLoadedClassList={work}/daemon-{{name}}.classlist"))
+        # the testbed's worker options, archive switched off by the later -Xshare:off; Storm fills in %WORKER-ID%
+        opts = f"{worker_childopts(testbed.worker_heap_mb)} -Xshare:off -XX:DumpLoadedClassList={work}/worker-%WORKER-ID%.classlist"
+        job = dataclasses.replace(job, conf={**job.conf, "topology.worker.childopts": opts})
+        settings = RunSettings(mode="cluster", warmup_s=10.0, duration_s=10.0, window_s=5.0, testbed=testbed)
         try:
             run_jobs(problem.cluster, [job], settings, work / "run", monitor_dir=work / "monitor")
         except StormError as exc:
