@@ -28,17 +28,26 @@ _cleanups: list = []
 _lock = threading.Lock()
 
 
+def hold(path) -> None:
+    """Register ``path`` (a temporary file or directory) for removal if the process is interrupted,
+    until :func:`release` (for temporaries that outlive one block, e.g. Spark's local directory)."""
+    with _lock:
+        _temporaries.add(str(path))
+
+
+def release(path) -> None:
+    with _lock:
+        _temporaries.discard(str(path))
+
+
 @contextmanager
 def temporary(path):
     """Register ``path`` (a temporary file or directory) for removal if the process is interrupted."""
-    key = str(path)
-    with _lock:
-        _temporaries.add(key)
+    hold(path)
     try:
         yield path
     finally:
-        with _lock:
-            _temporaries.discard(key)
+        release(path)
 
 
 @contextmanager

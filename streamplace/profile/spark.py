@@ -18,20 +18,31 @@ query errors are silenced: those errors are raised, and the CLI reports them in 
 JVM's stderr passes through a filter that drops the one line Java prints for the incubator module
 Spark's launcher always adds (``WARNING: Using incubator modules: jdk.incubator.vector``); every
 other line reaches stderr unchanged.
+
+The JVM's temporary files go in a directory of their own, made under ``$TMPDIR`` (else ``/tmp``)
+for this process: it is Spark's ``spark.local.dir`` (block-manager and shuffle files) and the
+JVM's ``java.io.tmpdir`` (Spark's scratch directories, native libraries it unpacks). The
+process's exit and an interrupt (:mod:`streamplace.interrupt`, which kills the JVM before its
+shutdown hooks could delete them) remove it. One per process, not per session, because the JVM
+lives as long as the process.
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlparse
+
+from streamplace import interrupt
 
 MASTER_ENV = "STREAMPLACE_SPARK_MASTER"
 DEFAULT_MASTER = "local[*]"
@@ -39,6 +50,7 @@ MIN_JAVA = 17
 LOG4J = Path(__file__).with_name("log4j2.properties")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 JVM_BANNER = "WARNING: Using incubator modules:"
+_temp_dir: str | None = None  # this process's directory for the JVM's temporary files
 
 
 class SparkUnavailable(RuntimeError):
@@ -85,11 +97,13 @@ def _local_cores(master: str) -> int:
 
 
 def session_conf(master: str, *, driver_memory: str = "2g", shuffle_partitions: int | None = None,
-                 fast_start: bool = False) -> dict[str, str]:
-    """The Spark configuration :func:`start_session` uses (exposed for inspection and tests)."""
+                 fast_start: bool = False, local_dir: str | None = None) -> dict[str, str]:
+    """The Spark configuration :func:`start_session` uses (exposed for inspection and tests);
+    ``local_dir`` is the driver's ``spark.local.dir`` and ``java.io.tmpdir``."""
     local = master.startswith("local")
     log_opt = f"-Dlog4j2.configurationFile={LOG4J.resolve().as_uri()}"
-    driver_opts = [log_opt] + (["-XX:TieredStopAtLevel=1"] if fast_start else [])
+    driver_opts = [log_opt] + (["-XX:TieredStopAtLevel=1"] if fast_start else []) + \
+        ([f"-Djava.io.tmpdir={local_dir}"] if local_dir else [])
     conf = {
         "spark.app.name": "streamplace",
         "spark.ui.enabled": "false",
@@ -100,6 +114,8 @@ def session_conf(master: str, *, driver_memory: str = "2g", shuffle_partitions: 
         "spark.driver.memory": driver_memory,
         "spark.driver.extraJavaOptions": " ".join(driver_opts),
     }
+    if local_dir:
+        conf["spark.local.dir"] = local_dir
     if is_on_this_machine(master):
         conf["spark.driver.host"] = "127.0.0.1"
         conf["spark.driver.bindAddress"] = "127.0.0.1"
@@ -123,7 +139,7 @@ def start_session(master: str | None = None, *, driver_memory: str = "2g", shuff
     for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):  # errors are raised (and reported) anyway
         PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
     conf = {"spark.master": master, **session_conf(master, driver_memory=driver_memory, shuffle_partitions=shuffle_partitions,
-                                                  fast_start=fast_start)}
+                                                  fast_start=fast_start, local_dir=_process_temp_dir())}
     builder = SparkSession.builder
     for key, value in conf.items():
         builder = builder.config(key, value)
@@ -133,6 +149,17 @@ def start_session(master: str | None = None, *, driver_memory: str = "2g", shuff
     except Exception as exc:  # py4j / launcher errors: keep one line
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise SparkUnavailable(f"spark: cannot start a session on {master}: {first}") from exc
+
+
+def _process_temp_dir() -> str:
+    """This process's directory for the JVM's temporary files (made on first use), removed at
+    exit or on an interrupt."""
+    global _temp_dir
+    if _temp_dir is None:
+        _temp_dir = tempfile.mkdtemp(prefix="streamplace-spark-")
+        interrupt.hold(_temp_dir)
+        atexit.register(shutil.rmtree, _temp_dir, ignore_errors=True)
+    return _temp_dir
 
 
 def _forward_stderr(fd: int) -> None:

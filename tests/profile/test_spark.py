@@ -77,3 +77,32 @@ def test_one_session_is_reused_and_another_master_refused(spark, monkeypatch):
     assert sparkmod.active_session() is not None
     monkeypatch.setenv("STREAMPLACE_SPARK_MASTER", "local[1]")
     assert sparkmod.resolve_master(None) == "local[1]" and sparkmod.resolve_master("local[3]") == "local[3]"
+
+
+def test_the_jvm_keeps_its_temporary_files_in_a_directory_of_this_process(spark):
+    import tempfile
+    from pathlib import Path
+
+    from streamplace import interrupt
+    local = Path(spark.sparkContext.getConf().get("spark.local.dir"))
+    assert local.parent == Path(tempfile.gettempdir()) and local.name.startswith("streamplace-spark-")
+    assert spark.sparkContext._jvm.java.lang.System.getProperty("java.io.tmpdir") == str(local)
+    assert str(local) in interrupt._temporaries   # removed by an interrupt, which kills the JVM first
+    spark.range(1000).repartition(3).groupBy().count().collect()   # a shuffle: Spark writes block files
+    assert any(local.glob("blockmgr-*")), sorted(p.name for p in local.iterdir())
+
+
+def test_a_cli_run_leaves_nothing_in_the_temporary_directory(tmp_path):
+    topo = tmp_path / "t.yaml"
+    topo.write_text("name: t\noperators: [{name: a, parallelism: 1}, {name: b, parallelism: 2}]\nstreams: [{from: a, to: b}]\n")
+    traffic = tmp_path / "t.csv"
+    traffic.write_text("window_start,window_seconds,src_task,dst_task,tuples,bytes\n0,10,a[0],b[0],1,1\n0,10,a[0],b[1],2,2\n")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "STREAMPLACE_SPARK_MASTER"}
+    env["TMPDIR"] = str(scratch)
+    proc = subprocess.run([sys.executable, "-m", "streamplace", "profile", "--topology", str(topo), "--traffic", str(traffic),
+                           "-o", str(tmp_path / "p")], capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "p").is_dir()
+    assert list(scratch.iterdir()) == []

@@ -39,10 +39,11 @@ def snapshot(root: Path) -> dict[str, str]:
             for p in sorted(Path(root).rglob("*")) if p.is_file()}
 
 
-def interrupt(args, *, ready, sig=signal.SIGINT, cwd=None, timeout=240):
-    """Start the CLI, wait until ``ready(proc)`` is true, send ``sig``; return
-    (exit code, seconds from signal to exit, stderr, descendant pids seen just before the signal)."""
-    env = {**os.environ}
+def interrupt(args, *, ready, sig=signal.SIGINT, cwd=None, timeout=240, env=None):
+    """Start the CLI (``env`` added to this process's environment), wait until ``ready(proc)`` is
+    true, send ``sig``; return (exit code, seconds from signal to exit, stderr, descendant pids seen
+    just before the signal)."""
+    env = {**os.environ, **(env or {})}
     env.pop("STREAMPLACE_SPARK_MASTER", None)
     proc = subprocess.Popen([*CLI, *map(str, args)], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     try:

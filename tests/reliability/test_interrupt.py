@@ -83,12 +83,20 @@ def test_profile_stops_with_its_jvm(rel, small, tmp_path):
     pd.DataFrame({"window_start": [10 * (i // 24) for i in range(rows)], "window_seconds": 10,
                   "src_task": [f"S[{i % 4}]" for i in range(rows)], "dst_task": [f"B[{(i // 4) % 6}]" for i in range(rows)],  # 24 distinct edges per window
                   "tuples": 5, "bytes": 50}).to_csv(traffic, index=False)
+    scratch = tmp_path / "tmp"   # the command's $TMPDIR, where Spark's local directory goes
+    scratch.mkdir()
     before = rel.snapshot(tmp_path)
+    jvm_ready = _jvm_running_for(4)
+    spark_dirs = set()
+
+    def ready(proc):  # and Spark's block manager has its directory
+        spark_dirs.update(p.name for p in scratch.glob("streamplace-spark-*/blockmgr-*"))
+        return jvm_ready(proc) and bool(spark_dirs)
     result = rel.interrupt(["profile", "--topology", topo, "--traffic", traffic, "-o", tmp_path / "profile"],
-                           ready=_jvm_running_for(4))
+                           ready=ready, env={"TMPDIR": str(scratch)})
     _assert_stopped(rel, result)
     assert result[3], "the JVM was running when the signal came"
-    assert rel.snapshot(tmp_path) == before  # no profile directory, no .partial one
+    assert rel.snapshot(tmp_path) == before and list(scratch.iterdir()) == []  # no profile, no .partial, no Spark files
 
 
 def test_sweep_stops_and_keeps_finished_parts(rel, tmp_path):
