@@ -93,6 +93,10 @@ def main() -> int:
                          "workers were still ramping up 10 s in)")
     ap.add_argument("--duration", type=float, default=20.0, help="seconds measured (whole --window periods)")
     ap.add_argument("--window", type=float, default=10.0)
+    ap.add_argument("--testbed-per-rep", action="store_true",
+                    help="a fresh testbed for every repetition (default: one testbed per cluster runs all of them)")
+    ap.add_argument("--cpu-period-ms", type=float, default=TestbedSettings.cpu_period_ms,
+                    help=f"CFS period of the nodes' CPU quotas (default {TestbedSettings.cpu_period_ms:g})")
     ap.add_argument("--summary-only", action="store_true")
     ap.add_argument("--cost-model", type=Path, default=None,
                     help="predictions from this cost model file (default: the bundled model), recomputed for every run")
@@ -106,11 +110,12 @@ def main() -> int:
             print("error: --reps must be >= 1 and --first-rep >= 0", file=sys.stderr)
             return 2
         names = list(campaign.QUICK_WORKLOADS) if args.quick else args.experiments
-        settings = RunSettings(duration_s=args.duration, warmup_s=args.warmup, window_s=args.window, mode="cluster")
         began = time.monotonic()
         try:
+            settings = RunSettings(duration_s=args.duration, warmup_s=args.warmup, window_s=args.window, mode="cluster",
+                                   testbed=TestbedSettings(cpu_period_ms=args.cpu_period_ms))
             campaign.run_campaign(args.output, campaign.experiments(names), reps=args.reps, settings=settings,
-                                  model=CostModel(), first_rep=args.first_rep)
+                                  model=CostModel(), first_rep=args.first_rep, testbed_per_rep=args.testbed_per_rep)
         except (StormError, ValueError) as exc:   # testbed preflight or start, unknown experiment
             print(f"error: {exc}", file=sys.stderr)
             return 2

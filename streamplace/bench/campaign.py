@@ -194,12 +194,33 @@ def run_order(cells: Sequence[Cell], reps: int, rng: random.Random, first_rep: i
     return order
 
 
+def testbeds(cells: Sequence[Cell], reps: int, rng: random.Random, first_rep: int = 0,
+             per_rep: bool = False) -> list[tuple[str, list[tuple[int, Cell]]]]:
+    """The testbeds a campaign starts, in order, each with its runs in order: one per cluster
+    (named for it) running every repetition of its cells (:func:`run_order`), or with ``per_rep``
+    one per cluster and repetition (``<cluster>/rep<N>``), in the same run order."""
+    by_cluster: dict[str, list[Cell]] = {}
+    for c in cells:
+        by_cluster.setdefault(c.problem.cluster.name, []).append(c)
+    out = []
+    for name, group in by_cluster.items():
+        order = run_order(group, reps, rng, first_rep)
+        if per_rep:
+            out += [(f"{name}/rep{r}", [(rep, c) for rep, c in order if rep == r]) for r in range(first_rep, first_rep + reps)]
+        else:
+            out.append((name, order))
+    return out
+
+
 def run_campaign(out_dir: Path, scenarios: Sequence[runtime.Scenario], *, reps: int, settings: RunSettings,
                  schedulers=SCHEDULERS, model: CostModel | None = None, seed: int = 0, first_rep: int = 0,
-                 log: Callable[[str], None] = print) -> list[dict]:
-    """Plans every cell, runs each ``reps`` times (one testbed per cluster, :func:`run_order`;
-    repetitions numbered from ``first_rep``) and appends one record per run to
-    ``out_dir/runs.jsonl`` as it finishes."""
+                 testbed_per_rep: bool = False, log: Callable[[str], None] = print) -> list[dict]:
+    """Plans every cell, runs each ``reps`` times (:func:`run_order`; repetitions numbered from
+    ``first_rep``) and appends one record per run to ``out_dir/runs.jsonl`` as it finishes.
+
+    One testbed per cluster runs all its repetitions, or with ``testbed_per_rep`` a fresh testbed
+    each repetition (its runs then also vary by what differs between testbeds, which repetitions
+    inside one testbed do not show). Each record names its testbed (``testbed``)."""
     model = model or CostModel()
     out_dir.mkdir(parents=True, exist_ok=True)
     bed = settings.testbed
@@ -209,23 +230,19 @@ def run_campaign(out_dir: Path, scenarios: Sequence[runtime.Scenario], *, reps: 
         log(f"skipped {c.experiment} / {c.scheduler}: {c.reason}")
     runs_file = out_dir / "runs.jsonl"
     out: list[dict] = []
-    rng = random.Random(seed)
-    by_cluster: dict[str, list[Cell]] = {}
-    for c in cells:
-        if c.placement is not None:
-            by_cluster.setdefault(c.problem.cluster.name, []).append(c)
-    total = sum(len(v) for v in by_cluster.values()) * reps
+    sessions = testbeds([c for c in cells if c.placement is not None], reps, random.Random(seed), first_rep, testbed_per_rep)
+    total = sum(len(order) for _, order in sessions)
     began = time.monotonic()
-    for cluster_name, group in by_cluster.items():
+    for testbed, order in sessions:
         jobs, cell_of = [], {}
-        for rep, c in run_order(group, reps, rng, first_rep):
+        for rep, c in order:
             name = job_name(c, rep)
             jobs.append(saturated_job(name, c.problem.topology, c.placement, settings.duration_s))
             cell_of[name] = (rep, c)
-        work = out_dir / "work" / cluster_name
+        work = out_dir / "work" / testbed
         monitor = work / "monitor"
 
-        def on_event(event, cell_of=cell_of, monitor=monitor):
+        def on_event(event, cell_of=cell_of, monitor=monitor, testbed=testbed):
             if event.get("event") == "testbed":
                 log(event["message"])
             if event.get("event") != "result":
@@ -236,7 +253,7 @@ def run_campaign(out_dir: Path, scenarios: Sequence[runtime.Scenario], *, reps: 
                    **measured(c.problem, c.placement, event, monitor, settings),
                    "workers": workers_of(c.placement), "finished_s": round(time.monotonic() - began, 1),
                    "cpu_budget": bed.budget(), "storm_conf": dict(STORM_CONF), "spout_selectivity": True,
-                   "testbed_version": TESTBED_VERSION,
+                   "testbed_version": TESTBED_VERSION, "testbed": testbed, "cpu_period_ms": bed.cpu_period_ms,
                    "placement": c.placement.to_mapping(c.problem.topology.task_labels, c.problem.cluster)}
             rec.update(with_model(rec, predicted_figures(c.problem, c.placement, model, bed.budget())))
             out.append(rec)
@@ -246,7 +263,7 @@ def run_campaign(out_dir: Path, scenarios: Sequence[runtime.Scenario], *, reps: 
                 f"(model {rec['predicted_bolt_throughput']:,.0f}), wire {rec['wire_inter_node_bytes_per_s'] / 1e3:,.0f} kB/s, "
                 f"{rec['finished_s']:.0f} s")
 
-        run_jobs(group[0].problem.cluster, jobs, settings, work, monitor_dir=monitor, on_event=on_event)
+        run_jobs(order[0][1].problem.cluster, jobs, settings, work, monitor_dir=monitor, on_event=on_event)
     return out
 
 

@@ -278,6 +278,18 @@ def cpu_gap(cases: Sequence[Case], model: CostModel, at_quota: float = 0.97) -> 
     return {e: float(np.median(v)) for e, v in sorted(gaps.items())}
 
 
+def across(first: Sequence[Case], second: Sequence[Case]) -> dict | None:
+    """:func:`scores` of the placements ``second`` measured, predicted by what ``first`` measured
+    of the same placements (experiment and scheduler): how far one campaign lands from another
+    run of the same cells, the most a model fitted to one could score on the other. None when
+    they share no placement."""
+    measured = {(c.experiment, c.scheduler): c.measured for c in first}
+    common = [c for c in second if (c.experiment, c.scheduler) in measured]
+    if not common:
+        return None
+    return scores_of(common, np.array([measured[(c.experiment, c.scheduler)] for c in common]))
+
+
 def scores_of(cases: Sequence[Case], pred: np.ndarray) -> dict:
     """:func:`scores` of the predicted bolt throughputs ``pred``, one per case."""
     from scipy.stats import kendalltau

@@ -50,6 +50,20 @@ def test_run_order_interleaves_repetitions_and_continues_a_campaign():
     assert [c for _, c in later[:len(cells)]] != [c for _, c in full[:len(cells)]]
 
 
+def test_testbeds_one_per_cluster_or_one_per_cluster_and_repetition():
+    import random
+    from types import SimpleNamespace
+    cells = [SimpleNamespace(name=f"{k}{i}", problem=SimpleNamespace(cluster=SimpleNamespace(name=k)))
+             for k in ("A", "B") for i in range(3)]
+    shared = campaign.testbeds(cells, 2, random.Random(1), first_rep=1)
+    assert [name for name, _ in shared] == ["A", "B"]
+    assert all(len(order) == 6 and {c.problem.cluster.name for _, c in order} == {name} for name, order in shared)
+    fresh = campaign.testbeds(cells, 2, random.Random(1), first_rep=1, per_rep=True)
+    assert [name for name, _ in fresh] == ["A/rep1", "A/rep2", "B/rep1", "B/rep2"]
+    assert [run for _, order in fresh for run in order] == [run for _, order in shared for run in order]  # same runs, same order
+    assert all({rep for rep, _ in order} == {int(name[-1])} and len(order) == 3 for name, order in fresh)
+
+
 def test_saturated_asks_every_spout_task_for_the_same_rate():
     topo = campaign.saturated(campaign.experiments(["star-cpu"])[0].topology, rate=1000.0)
     for op in topo.operators:

@@ -222,3 +222,19 @@ def test_bias_is_the_median_signed_error_of_each_schedulers_placements(cases):
     assert set(b) == {c.scheduler for c in cases}
     assert b["metis"] == pytest.approx(0.5)
     assert all(v == pytest.approx(0.0, abs=1e-12) for s, v in b.items() if s != "metis")
+
+
+def test_across_scores_one_campaign_as_the_predictor_of_another():
+    from streamplace.evaluate.fit import across
+
+    def camp(values, sd=1.0):
+        return [Case("e", s, None, None, v, 3, sd) for s, v in values.items()]
+    first = camp({"a": 100.0, "b": 200.0, "c": 300.0, "only-here": 5.0})
+    second = camp({"a": 110.0, "b": 160.0, "c": 330.0, "d": 50.0})
+    s = across(first, second)
+    assert s["cases"] == 3   # d and only-here are not in both
+    assert s["median_abs_error"] == pytest.approx(sorted([10 / 110, 40 / 160, 30 / 330])[1])
+    assert s["kendall_tau"]["e"] == pytest.approx(1.0) and (s["pairs_agree"], s["pairs"]) == (3, 3)
+    swapped = across(camp({"a": 200.0, "b": 100.0}), camp({"a": 100.0, "b": 200.0}))
+    assert swapped["kendall_tau"]["e"] == pytest.approx(-1.0) and swapped["pairs_agree"] == 0
+    assert across(first, camp({"z": 1.0})) is None

@@ -49,14 +49,14 @@ class CpuCgroups:
         group.mkdir(exist_ok=True)
         return group
 
-    def limit(self, name: str, cores: float | None) -> None:
-        """At most ``cores`` CPUs of time per period for the group; None lifts the limit."""
+    def limit(self, name: str, cores: float | None, period_us: int = PERIOD_US) -> None:
+        """At most ``cores`` CPUs of time per ``period_us`` for the group; None lifts the limit."""
         group = self.parent / name
-        quota = None if cores is None else max(1000, int(round(cores * PERIOD_US)))
+        quota = None if cores is None else max(1000, int(round(cores * period_us)))
         if self.version == 2:
-            _write(group / "cpu.max", f"{'max' if quota is None else quota} {PERIOD_US}")
+            _write(group / "cpu.max", f"{'max' if quota is None else quota} {period_us}")
         else:
-            _write(group / "cpu.cfs_period_us", str(PERIOD_US))
+            _write(group / "cpu.cfs_period_us", str(period_us))
             _write(group / "cpu.cfs_quota_us", str(-1 if quota is None else quota))
 
     def procs_file(self, name: str) -> Path:

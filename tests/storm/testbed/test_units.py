@@ -38,6 +38,18 @@ def test_v1_quota_files_are_written_in_microseconds(tmp_path):
     assert (group / "cpu.cfs_quota_us").read_text() == "-1"
 
 
+def test_a_shorter_period_scales_the_quota_with_it(tmp_path):
+    groups = CpuCgroups(tmp_path / PARENT, 1)
+    group = groups.create("n0")
+    groups.limit("n0", 0.25, period_us=10_000)
+    assert (group / "cpu.cfs_quota_us").read_text() == "2500" and (group / "cpu.cfs_period_us").read_text() == "10000"
+    (tmp_path / "v2").mkdir()
+    v2 = CpuCgroups(tmp_path / "v2" / PARENT, 2)
+    v2.create("n1")
+    v2.limit("n1", 0.5, period_us=20_000)
+    assert (tmp_path / "v2" / PARENT / "n1" / "cpu.max").read_text() == "10000 20000"
+
+
 def test_v2_cpu_max_holds_quota_and_period(tmp_path):
     groups = CpuCgroups(tmp_path / PARENT, 2)
     group = groups.create("n1")
@@ -105,3 +117,11 @@ def test_cpu_scale_keeps_relative_speeds_within_the_budget():
     bed = Testbed(cluster, "/tmp/unused", "/tmp/unused", TestbedSettings(cpu_budget=1.5))
     assert bed.cpu_scale == pytest.approx(0.25)
     assert bed.node_cpus == {"hi": pytest.approx(1.0), "lo": pytest.approx(0.5)}
+
+
+def test_cpu_period_outside_the_kernels_bounds_is_one_clear_error():
+    from streamplace.storm.testbed import TestbedSettings
+    assert TestbedSettings(cpu_period_ms=10).cpu_period_ms == 10
+    for bad in (0.5, 1500):
+        with pytest.raises(StormError, match=r"--cpu-period-ms: must be in \[1, 1000\] ms"):
+            TestbedSettings(cpu_period_ms=bad)
