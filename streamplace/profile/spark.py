@@ -42,7 +42,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlparse
 
-from streamplace import interrupt
+from .. import interrupt
 
 MASTER_ENV = "STREAMPLACE_SPARK_MASTER"
 DEFAULT_MASTER = "local[*]"
