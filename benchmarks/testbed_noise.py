@@ -32,15 +32,23 @@ from streamplace.model.specs import SpecError
 
 
 def groups(paths: list[Path]) -> dict[str, list[dict]]:
-    """Group name (``FILE`` or ``FILE:TESTBED``) -> its runs, stalled runs left out."""
+    """Group name (``FILE`` or ``FILE:TESTBED``) -> its runs, stalled runs left out. Runs of one
+    experiment and scheduler must share their placement across all files (else comparing them
+    would compare two placements)."""
     out: dict[str, list[dict]] = {}
     labels: dict[str, Path] = {}
+    placed: dict[tuple[str, str], tuple[dict, Path]] = {}
     for path in paths:
         label = path.name if path.is_dir() else path.stem if path.stem != "runs" else path.parent.name
         if label in labels:
             raise SpecError(path, "", f"named like {labels[label]}: give each campaign once, from directories of their own")
         labels[label] = path
         for r in load_runs(path):
+            cell = (r["experiment"], r["scheduler"])
+            first = placed.setdefault(cell, (r["placement"], path))
+            if r["placement"] != first[0]:
+                raise SpecError(path, "placement", f"run {r['job']} of {cell[0]} / {cell[1]} ran another placement than "
+                                f"its runs in {first[1]}: only runs of the same placement can be compared")
             if not campaign.stalled(r):
                 name = label + (f":{r['testbed']}" if "/" in str(r.get("testbed", "")) else "")
                 out.setdefault(name, []).append(r)

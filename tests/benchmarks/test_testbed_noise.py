@@ -47,3 +47,18 @@ def test_a_bad_file_is_one_line_and_exit_2(tmp_path):
 def test_a_campaign_given_twice_is_one_line_and_exit_2():
     proc = _run(APPS, APPS)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "give each campaign once" in proc.stderr
+
+
+def test_another_placement_under_the_same_name_is_one_line_and_exit_2(tmp_path):
+    import json
+    runs = [json.loads(line) for line in MORE.read_text().splitlines()]
+    first = next(r for r in runs if r["scheduler"] == "metis")
+    task = next(iter(first["placement"]))
+    for r in runs:
+        if r["scheduler"] == "metis":   # one task moved to another worker slot: another placement
+            r["placement"] = {**r["placement"], task: {**r["placement"][task], "worker": r["placement"][task]["worker"] + 1}}
+    moved = tmp_path / "moved.jsonl"
+    moved.write_text("".join(json.dumps(r) + "\n" for r in runs))
+    proc = _run(APPS, moved)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    assert "placement" in proc.stderr and "only runs of the same placement can be compared" in proc.stderr
