@@ -163,6 +163,11 @@ class Testbed:
         self.links = tuple(NodeLink(i, n.name, float(n.bandwidth)) for i, n in enumerate(cluster.nodes))
         self.cpu_scale = cpu_scale(cluster, self.settings.budget())
         self.node_cpus = {n.name: float(n.cores) * self.cpu_scale for n in cluster.nodes}
+        slowest = min(self.node_cpus, key=self.node_cpus.get)
+        if self.node_cpus[slowest] * self.settings.cpu_period_ms < 1.0:   # the kernel's smallest quota is 1 ms
+            raise StormError(f"--cpu-period-ms: node {slowest}'s quota of {self.node_cpus[slowest]:.3g} cores would be under "
+                             f"the kernel's 1 ms minimum at {self.settings.cpu_period_ms:g} ms; use at least "
+                             f"{1.0 / self.node_cpus[slowest]:.3g} ms")
         self.network = Network(self.links)
         self._groups: CpuCgroups | None = None
         self._lock = None

@@ -125,3 +125,14 @@ def test_cpu_period_outside_the_kernels_bounds_is_one_clear_error():
     for bad in (0.5, 1500):
         with pytest.raises(StormError, match=r"--cpu-period-ms: must be in \[1, 1000\] ms"):
             TestbedSettings(cpu_period_ms=bad)
+
+
+def test_a_period_too_short_for_the_slowest_nodes_quota_is_one_clear_error():
+    from streamplace.model import Cluster, Node
+    from streamplace.storm.testbed import Testbed, TestbedSettings
+    cluster = Cluster.build("c", [Node("hi", 4, cores=4), Node("lo", 1, cores=1)])   # lo gets 0.2 cores of 1.0
+    assert Testbed(cluster, "/tmp/unused", "/tmp/unused", TestbedSettings(cpu_budget=1.0, cpu_period_ms=5)).node_cpus["lo"] == \
+        pytest.approx(0.2)
+    with pytest.raises(StormError, match=r"^--cpu-period-ms: node lo's quota of 0.2 cores would be under the kernel's 1 ms "
+                                         r"minimum at 4 ms; use at least 5 ms$"):
+        Testbed(cluster, "/tmp/unused", "/tmp/unused", TestbedSettings(cpu_budget=1.0, cpu_period_ms=4))
