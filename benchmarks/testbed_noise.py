@@ -25,30 +25,26 @@ import sys
 from pathlib import Path
 
 from streamplace.bench import campaign
-from streamplace.bench.reproduce.measured import load_runs
+from streamplace.bench.reproduce.measured import load_campaigns, load_runs
 from streamplace.evaluate.fit import across, cases_from_runs, scores
 from streamplace.model.performance import CostModel, load_cost_model
 from streamplace.model.specs import SpecError
 
 
 def groups(paths: list[Path]) -> dict[str, list[dict]]:
-    """Group name (``FILE`` or ``FILE:TESTBED``) -> its runs, stalled runs left out. Runs of one
-    experiment and scheduler must share their placement across all files (else comparing them
-    would compare two placements)."""
-    out: dict[str, list[dict]] = {}
+    """Group name (``FILE`` or ``FILE:TESTBED``) -> its runs, stalled runs left out. The files are
+    checked together first (:func:`load_campaigns`: no run given twice, one placement per
+    experiment and scheduler; testbed versions may differ)."""
     labels: dict[str, Path] = {}
-    placed: dict[tuple[str, str], tuple[dict, Path]] = {}
     for path in paths:
         label = path.name if path.is_dir() else path.stem if path.stem != "runs" else path.parent.name
         if label in labels:
             raise SpecError(path, "", f"named like {labels[label]}: give each campaign once, from directories of their own")
         labels[label] = path
+    load_campaigns(paths, mixed_versions=True)
+    out: dict[str, list[dict]] = {}
+    for label, path in labels.items():
         for r in load_runs(path):
-            cell = (r["experiment"], r["scheduler"])
-            first = placed.setdefault(cell, (r["placement"], path))
-            if r["placement"] != first[0]:
-                raise SpecError(path, "placement", f"run {r['job']} of {cell[0]} / {cell[1]} ran another placement than "
-                                f"its runs in {first[1]}: only runs of the same placement can be compared")
             if not campaign.stalled(r):
                 name = label + (f":{r['testbed']}" if "/" in str(r.get("testbed", "")) else "")
                 out.setdefault(name, []).append(r)

@@ -348,3 +348,4 @@ def test_pooled_runs_of_one_cell_must_share_their_placement(tmp_path):
     with pytest.raises(SpecError, match="testbed_version: run even-r4 .* on testbed version 2, .*one on version 1"):
         load_campaigns([tmp_path / "one", tmp_path / "four"])
     assert len(load_campaigns([tmp_path / "four"])) == 1
+    assert len(load_campaigns([tmp_path / "one", tmp_path / "four"], mixed_versions=True)) == 2   # compared, not pooled

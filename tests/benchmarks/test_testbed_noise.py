@@ -61,4 +61,4 @@ def test_another_placement_under_the_same_name_is_one_line_and_exit_2(tmp_path):
     moved.write_text("".join(json.dumps(r) + "\n" for r in runs))
     proc = _run(APPS, moved)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
-    assert "placement" in proc.stderr and "only runs of the same placement can be compared" in proc.stderr
+    assert "placement" in proc.stderr and "runs of one cell must share their placement" in proc.stderr

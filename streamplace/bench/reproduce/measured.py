@@ -51,13 +51,14 @@ def load_runs(path) -> list[dict]:
     return relabel(records)
 
 
-def load_campaigns(paths) -> list[dict]:
+def load_campaigns(paths, *, mixed_versions: bool = False) -> list[dict]:
     """The records of one or more campaigns (:func:`load_runs` each), in order. A record given
     twice (the same job finishing at the same time with the same throughput: the same file or
     campaign named twice) is refused, as it would count one run twice; so is a run of an
     experiment and scheduler whose placement or testbed version (``testbed_version``, 1 where
     absent) differs from an earlier run's, as pooling them would average two placements, or two
-    operating points, into one."""
+    operating points, into one. ``mixed_versions`` lets one cell's runs differ in version (for
+    comparing the versions, not pooling them)."""
     from ...model.specs import SpecError
     runs, seen, placed = [], {}, {}
     for path in paths:
@@ -72,7 +73,7 @@ def load_campaigns(paths) -> list[dict]:
             if r.get("placement") != first[0]:
                 raise SpecError(path, "placement", f"run {r.get('job')} of {cell[0]} / {cell[1]} ran another placement "
                                 f"than the runs of it in {first[2]}: runs of one cell must share their placement")
-            if version != first[1]:
+            if version != first[1] and not mixed_versions:
                 raise SpecError(path, "testbed_version", f"run {r.get('job')} of {cell[0]} / {cell[1]} ran on testbed "
                                 f"version {version}, the runs of it in {first[2]} on version {first[1]}: runs of one "
                                 "cell must share the testbed's operating point (campaign.TESTBED_VERSION)")

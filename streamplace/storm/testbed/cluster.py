@@ -39,7 +39,7 @@ from ...interrupt import cleanup
 from ...model import Cluster
 from .. import jvm
 from ..errors import StormError
-from .cgroups import CpuCgroups
+from .cgroups import PERIOD_US, CpuCgroups
 from .network import CONTROL_IP, CONTROL_NS, Network, NodeLink, bridge_exists, leftover_namespaces, leftover_veths
 
 LOCK_FILE = Path("/run/streamplace-testbed.lock")
@@ -70,7 +70,7 @@ class TestbedSettings:
     daemon_jvm_opts: tuple[str, ...] = ()
     #: the CFS period of the nodes' quotas: a node of c cores runs c * period of CPU time per period
     #: and is throttled for the rest of it (at c = 0.2 and 100 ms, stalls of 80 ms)
-    cpu_period_ms: float = 100.0
+    cpu_period_ms: float = PERIOD_US / 1000
 
     def __post_init__(self):
         if min(self.worker_heap_mb, self.supervisor_heap_mb, self.nimbus_heap_mb, self.zookeeper_heap_mb) < 64:
