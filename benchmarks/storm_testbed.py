@@ -28,7 +28,7 @@ from streamplace.evaluate.fit import cases_from_runs, scores
 from streamplace.model.performance import CostModel, load_cost_model
 from streamplace.model.specs import SpecError, atomic_write_text
 from streamplace.storm import StormError
-from streamplace.storm.run import RunSettings
+from streamplace.storm.run import RunSettings, parse_storm_conf
 from streamplace.storm.testbed import TestbedSettings
 from streamplace.workloads import runtime
 
@@ -97,6 +97,10 @@ def main() -> int:
                     help="a fresh testbed for every repetition (default: one testbed per cluster runs all of them)")
     ap.add_argument("--cpu-period-ms", type=float, default=TestbedSettings.cpu_period_ms,
                     help=f"CFS period of the nodes' CPU quotas (default {TestbedSettings.cpu_period_ms:g})")
+    ap.add_argument("--storm-conf", action="append", default=[], metavar="KEY=VALUE",
+                    help="a Storm topology setting for every job, over the campaign's own (repeatable; VALUE read as "
+                         "YAML); recorded in each run's storm_conf, and runs of one cell with different settings are "
+                         "never pooled")
     ap.add_argument("--summary-only", action="store_true")
     ap.add_argument("--cost-model", type=Path, default=None,
                     help="predictions from this cost model file (default: the bundled model), recomputed for every run")
@@ -113,7 +117,8 @@ def main() -> int:
         began = time.monotonic()
         try:
             settings = RunSettings(duration_s=args.duration, warmup_s=args.warmup, window_s=args.window, mode="cluster",
-                                   testbed=TestbedSettings(cpu_period_ms=args.cpu_period_ms))
+                                   testbed=TestbedSettings(cpu_period_ms=args.cpu_period_ms),
+                                   storm_conf=parse_storm_conf(args.storm_conf))
             campaign.run_campaign(args.output, campaign.experiments(names), reps=args.reps, settings=settings,
                                   model=CostModel(), first_rep=args.first_rep, testbed_per_rep=args.testbed_per_rep)
         except (StormError, ValueError) as exc:   # testbed preflight or start, unknown experiment

@@ -41,7 +41,7 @@ def groups(paths: list[Path]) -> dict[str, list[dict]]:
         if label in labels:
             raise SpecError(path, "", f"named like {labels[label]}: give each campaign once, from directories of their own")
         labels[label] = path
-    load_campaigns(paths, mixed_versions=True)
+    load_campaigns(paths, mixed_operating_points=True)
     out: dict[str, list[dict]] = {}
     for label, path in labels.items():
         for r in load_runs(path):

@@ -72,23 +72,6 @@ def _parse_params(pairs: tuple[str, ...]) -> dict[str, str]:
     return params
 
 
-def _parse_storm_conf(pairs: tuple[str, ...]) -> dict:
-    """``--storm-conf KEY=VALUE`` pairs; VALUE is read as YAML, as Storm reads its own settings
-    (``0`` a number, ``true`` a boolean, ``[a, b]`` a list, anything else a string)."""
-    import yaml
-    conf = {}
-    for pair in pairs:
-        key, sep, text = pair.partition("=")
-        key = key.strip()
-        if not sep or not key or any(c.isspace() for c in key) or not text.strip():
-            raise UserError(f"--storm-conf: expected KEY=VALUE (a Storm setting and its value), got {pair!r}")
-        try:
-            conf[key] = yaml.safe_load(text)
-        except yaml.YAMLError:
-            raise UserError(f"--storm-conf {key}: value {text!r} is not a YAML value") from None
-    return conf
-
-
 def _schedulers(names: list[str], params: dict[str, dict], seed: int | None, time_limit: float | None,
                 profiling: str | None = None) -> list:
     """The named schedulers through the one path (:func:`make_scheduler`); one note names those
@@ -884,7 +867,7 @@ def storm_run(topology, cluster, plan_path, name, params, seed, time_limit, prof
     monitor's records of the measured windows, ready for `streamplace profile`), DIR/plan.json
     and DIR/storm.log.
     """
-    from .storm.run import RunSettings, measure
+    from .storm.run import RunSettings, measure, parse_storm_conf
     from .storm.testbed import TestbedSettings
     if sum(x is not None and x is not False for x in (plan_path, name, storm_default or None)) != 1:
         raise UserError("give exactly one of --plan, --scheduler or --storm-default")
@@ -893,7 +876,7 @@ def storm_run(topology, cluster, plan_path, name, params, seed, time_limit, prof
     settings = RunSettings(duration_s=duration, warmup_s=warmup, window_s=window, ackers=ackers,
                            load_aware=load_aware, heap_mb=heap_mb, seed=seed or 0, mode=mode,
                            testbed=TestbedSettings(worker_heap_mb=worker_heap_mb, cpu_budget=cpu_budget),
-                           storm_conf=_parse_storm_conf(storm_conf))
+                           storm_conf=parse_storm_conf(storm_conf))
     problem = _problem(topology, cluster)
     placement, source = None, {"kind": "storm-default"}
     if plan_path:

@@ -179,6 +179,16 @@ def measured(problem: Problem, placement: Placement, result: dict, monitor: Path
     }
 
 
+def operating_point(settings: RunSettings) -> dict:
+    """What every record of a campaign run with ``settings`` carries about how it was measured:
+    the testbed's CPU budget and CFS period, its version, and the Storm settings its jobs ran with
+    (:data:`STORM_CONF` under ``settings.storm_conf``, as the run merges them). Runs of one cell
+    that differ in these are never pooled (:func:`~streamplace.bench.reproduce.measured.load_campaigns`)."""
+    bed = settings.testbed
+    return {"cpu_budget": bed.budget(), "storm_conf": {**STORM_CONF, **settings.storm_conf}, "spout_selectivity": True,
+            "testbed_version": TESTBED_VERSION, "cpu_period_ms": bed.cpu_period_ms}
+
+
 def run_order(cells: Sequence[Cell], reps: int, rng: random.Random, first_rep: int = 0) -> list[tuple[int, Cell]]:
     """(repetition, cell) in the order they run: interleaved, every repetition visits every cell
     in a new order drawn from ``rng``. Repetitions ``first_rep`` to ``first_rep + reps - 1`` in
@@ -252,8 +262,7 @@ def run_campaign(out_dir: Path, scenarios: Sequence[runtime.Scenario], *, reps: 
                    "scheduler": c.scheduler, "rep": rep, "job": event["job"],
                    **measured(c.problem, c.placement, event, monitor, settings),
                    "workers": workers_of(c.placement), "finished_s": round(time.monotonic() - began, 1),
-                   "cpu_budget": bed.budget(), "storm_conf": dict(STORM_CONF), "spout_selectivity": True,
-                   "testbed_version": TESTBED_VERSION, "testbed": testbed, "cpu_period_ms": bed.cpu_period_ms,
+                   **operating_point(settings), "testbed": testbed,
                    "placement": c.placement.to_mapping(c.problem.topology.task_labels, c.problem.cluster)}
             rec.update(with_model(rec, predicted_figures(c.problem, c.placement, model, bed.budget())))
             out.append(rec)

@@ -47,6 +47,23 @@ RESERVED_CONF = {"topology.workers": "the plan (or --workers with --storm-defaul
                  "topology.disable.loadaware.messaging": "--load-aware", "topology.auto.task.hooks": "the traffic monitor"}
 
 
+def parse_storm_conf(pairs: Sequence[str]) -> dict:
+    """``--storm-conf KEY=VALUE`` pairs; VALUE is read as YAML, as Storm reads its own settings
+    (``0`` a number, ``true`` a boolean, ``[a, b]`` a list, anything else a string)."""
+    import yaml
+    conf = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        key = key.strip()
+        if not sep or not key or any(c.isspace() for c in key) or not text.strip():
+            raise StormError(f"--storm-conf: expected KEY=VALUE (a Storm setting and its value), got {pair!r}")
+        try:
+            conf[key] = yaml.safe_load(text)
+        except yaml.YAMLError:
+            raise StormError(f"--storm-conf {key}: value {text!r} is not a YAML value") from None
+    return conf
+
+
 @dataclass(frozen=True, kw_only=True)
 class RunSettings:
     """How a run is measured. Windows are the monitor's; the measurement is whole windows."""

@@ -170,3 +170,13 @@ def test_a_run_whose_bolts_executed_nothing_is_stalled():
     assert campaign.stalled({"bolt_throughput": 0.0})
     assert campaign.stalled({"bolt_throughput": float("nan")})   # no window measured at all
     assert not campaign.stalled({"bolt_throughput": 3.5})
+
+
+def test_a_runs_operating_point_is_the_campaigns_storm_settings_under_the_given_ones():
+    from streamplace.storm.testbed import TestbedSettings
+    given = {"storm.messaging.netty.buffer_size": 65536, "topology.executor.receive.buffer.size": 2048}
+    point = campaign.operating_point(RunSettings(mode="cluster", storm_conf=given, testbed=TestbedSettings(cpu_period_ms=50)))
+    assert point["storm_conf"] == {**campaign.STORM_CONF, **given}
+    assert point["storm_conf"]["topology.executor.receive.buffer.size"] == 2048   # the given setting wins
+    assert point["cpu_period_ms"] == 50 and point["testbed_version"] == campaign.TESTBED_VERSION
+    assert campaign.operating_point(RunSettings())["storm_conf"] == campaign.STORM_CONF

@@ -348,4 +348,16 @@ def test_pooled_runs_of_one_cell_must_share_their_placement(tmp_path):
     with pytest.raises(SpecError, match="testbed_version: run even-r4 .* on testbed version 2, .*one on version 1"):
         load_campaigns([tmp_path / "one", tmp_path / "four"])
     assert len(load_campaigns([tmp_path / "four"])) == 1
-    assert len(load_campaigns([tmp_path / "one", tmp_path / "four"], mixed_versions=True)) == 2   # compared, not pooled
+    assert len(load_campaigns([tmp_path / "one", tmp_path / "four"], mixed_operating_points=True)) == 2   # compared, not pooled
+    # nor with other Storm settings (storm_conf), the differing key named
+    conf = {"topology.executor.receive.buffer.size": 1024}
+    for name, rec in (("five", {**run, "job": "even-r5", "storm_conf": conf}),
+                      ("six", {**run, "job": "even-r6", "storm_conf": {**conf, "storm.messaging.netty.buffer_size": 65536}})):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "runs.jsonl").write_text(json.dumps(rec) + "\n")
+    with pytest.raises(SpecError, match="storm_conf: run even-r6 .* other Storm settings .*five.*"
+                                        "\\(storm.messaging.netty.buffer_size\\)"):
+        load_campaigns([tmp_path / "five", tmp_path / "six"])
+    with pytest.raises(SpecError, match="storm_conf: run even-r5 .*\\(topology.executor.receive.buffer.size\\)"):
+        load_campaigns([tmp_path / "one", tmp_path / "five"])
+    assert len(load_campaigns([tmp_path / "five", tmp_path / "six"], mixed_operating_points=True)) == 2

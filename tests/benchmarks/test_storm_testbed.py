@@ -41,3 +41,11 @@ def test_no_repetitions_is_one_line_and_exit_2(tmp_path):
     proc = _run("--reps", "0", "-o", tmp_path / "out")
     assert proc.returncode == 2 and proc.stderr.strip() == "error: --reps must be >= 1 and --first-rep >= 0"
     assert not (tmp_path / "out").exists()
+
+
+def test_a_storm_setting_the_run_owns_or_not_key_value_is_one_line_and_exit_2(tmp_path):
+    for pair, message in (("topology.workers=3", "error: --storm-conf topology.workers: set by the plan"),
+                          ("storm.messaging.netty.buffer_size", "error: --storm-conf: expected KEY=VALUE")):
+        proc = _run("--experiments", "linear-io", "--storm-conf", pair, "-o", tmp_path / "out")
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and proc.stderr.startswith(message), proc.stderr
+        assert not (tmp_path / "out").exists()

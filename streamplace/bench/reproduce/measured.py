@@ -51,14 +51,14 @@ def load_runs(path) -> list[dict]:
     return relabel(records)
 
 
-def load_campaigns(paths, *, mixed_versions: bool = False) -> list[dict]:
+def load_campaigns(paths, *, mixed_operating_points: bool = False) -> list[dict]:
     """The records of one or more campaigns (:func:`load_runs` each), in order. A record given
     twice (the same job finishing at the same time with the same throughput: the same file or
     campaign named twice) is refused, as it would count one run twice; so is a run of an
-    experiment and scheduler whose placement or testbed version (``testbed_version``, 1 where
-    absent) differs from an earlier run's, as pooling them would average two placements, or two
-    operating points, into one. ``mixed_versions`` lets one cell's runs differ in version (for
-    comparing the versions, not pooling them)."""
+    experiment and scheduler whose placement, testbed version (``testbed_version``, 1 where
+    absent) or Storm settings (``storm_conf``) differ from an earlier run's, as pooling them would
+    average two placements, or two operating points, into one. ``mixed_operating_points`` lets one
+    cell's runs differ in version and Storm settings (for comparing them, not pooling them)."""
     from ...model.specs import SpecError
     runs, seen, placed = [], {}, {}
     for path in paths:
@@ -68,15 +68,20 @@ def load_campaigns(paths, *, mixed_versions: bool = False) -> list[dict]:
                 raise SpecError(path, "", f"run {r.get('job')} is also in {seen[key]}: a campaign given twice")
             seen[key] = path
             cell = (r.get("experiment"), r.get("scheduler"))
-            version = r.get("testbed_version", 1)
-            first = placed.setdefault(cell, (r.get("placement"), version, path))
+            version, conf = r.get("testbed_version", 1), r.get("storm_conf")
+            first = placed.setdefault(cell, (r.get("placement"), version, conf, path))
             if r.get("placement") != first[0]:
                 raise SpecError(path, "placement", f"run {r.get('job')} of {cell[0]} / {cell[1]} ran another placement "
-                                f"than the runs of it in {first[2]}: runs of one cell must share their placement")
-            if version != first[1] and not mixed_versions:
+                                f"than the runs of it in {first[3]}: runs of one cell must share their placement")
+            if version != first[1] and not mixed_operating_points:
                 raise SpecError(path, "testbed_version", f"run {r.get('job')} of {cell[0]} / {cell[1]} ran on testbed "
-                                f"version {version}, the runs of it in {first[2]} on version {first[1]}: runs of one "
+                                f"version {version}, the runs of it in {first[3]} on version {first[1]}: runs of one "
                                 "cell must share the testbed's operating point (campaign.TESTBED_VERSION)")
+            if conf != first[2] and not mixed_operating_points:
+                changed = sorted(k for k in set(conf or {}) | set(first[2] or {}) if (conf or {}).get(k) != (first[2] or {}).get(k))
+                raise SpecError(path, "storm_conf", f"run {r.get('job')} of {cell[0]} / {cell[1]} ran with other Storm "
+                                f"settings than the runs of it in {first[3]} ({', '.join(changed)}): runs of one cell "
+                                "must share the testbed's operating point")
             runs.append(r)
     return runs
 
