@@ -56,8 +56,8 @@ def test_worker_cpu_takes_capacity_from_the_node_per_worker():
     base = Problem.from_topology(runtime.microbench("linear", "cpu"), runtime.named_cluster("1high+2low"))
     placement = make_scheduler("even").schedule(base).placement
     from streamplace.model.performance import predict
-    plain = predict(base, placement, CostModel(worker_cpu=0.0, node_cpu=0.0, executor_cpu=0.0))
-    loaded = predict(base, placement, CostModel(worker_cpu=0.5, node_cpu=0.0, executor_cpu=0.0))
+    plain = predict(base, placement, CostModel(worker_cpu=0.0, node_cpu=0.0, executor_cpu=0.0, fixed_cpu_cap=1.0))
+    loaded = predict(base, placement, CostModel(worker_cpu=0.5, node_cpu=0.0, executor_cpu=0.0, fixed_cpu_cap=1.0))
     workers = placement.workers_used(base.cluster)
     cores = np.array([n.cores for n in base.cluster.nodes], float)
     assert np.allclose(loaded.cpu_capacity, cores - 0.5 * workers)
