@@ -117,7 +117,7 @@ class CostModel:
     #: it parks for 1 ns up to 1,000 times first); subtracted from its node's CPU capacity:
     #: 0, fitted to the testbed with ``ser_cpu_per_tuple`` (same fit, idle executors sleeping at
     #: once there; the fit to throughput drives it to 0 too; 0.00123 cores by the node-CPU fit
-    #: with 16-MB buffers). Kept as a constant for cost model files that set it.
+    #: with 16-MB buffers).
     executor_cpu: float = 0.0
     #: the largest fraction of a node's cores its fixed costs (``worker_cpu``, ``node_cpu`` and
     #: ``executor_cpu``) take (1: charged in full however small the node): on a node out of CPU
