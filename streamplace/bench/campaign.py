@@ -250,6 +250,7 @@ def run_campaign(out_dir: Path, scenarios: Sequence[runtime.Scenario], *, reps: 
     out: list[dict] = []
     sessions = testbeds([c for c in cells if c.placement is not None], reps, random.Random(seed), first_rep, testbed_per_rep)
     total = sum(len(order) for _, order in sessions)
+    point = operating_point(settings)
     began = time.monotonic()
     for testbed, order in sessions:
         jobs, cell_of = [], {}
@@ -270,7 +271,7 @@ def run_campaign(out_dir: Path, scenarios: Sequence[runtime.Scenario], *, reps: 
                    "scheduler": c.scheduler, "rep": rep, "job": event["job"],
                    **measured(c.problem, c.placement, event, monitor, settings),
                    "workers": workers_of(c.placement), "finished_s": round(time.monotonic() - began, 1),
-                   **operating_point(settings), "testbed": testbed,
+                   **point, "testbed": testbed,
                    "placement": c.placement.to_mapping(c.problem.topology.task_labels, c.problem.cluster)}
             rec.update(with_model(rec, predicted_figures(c.problem, c.placement, model, bed.budget())))
             out.append(rec)

@@ -69,18 +69,19 @@ def load_campaigns(paths, *, mixed_operating_points: bool = False) -> list[dict]
             seen[key] = path
             cell = (r.get("experiment"), r.get("scheduler"))
             version, conf = r.get("testbed_version", 1), r.get("storm_conf")
-            first = placed.setdefault(cell, (r.get("placement"), version, conf, path))
-            if r.get("placement") != first[0]:
+            placement0, version0, conf0, path0 = placed.setdefault(cell, (r.get("placement"), version, conf, path))
+            if r.get("placement") != placement0:
                 raise SpecError(path, "placement", f"run {r.get('job')} of {cell[0]} / {cell[1]} ran another placement "
-                                f"than the runs of it in {first[3]}: runs of one cell must share their placement")
-            if version != first[1] and not mixed_operating_points:
+                                f"than the runs of it in {path0}: runs of one cell must share their placement")
+            if version != version0 and not mixed_operating_points:
                 raise SpecError(path, "testbed_version", f"run {r.get('job')} of {cell[0]} / {cell[1]} ran on testbed "
-                                f"version {version}, the runs of it in {first[3]} on version {first[1]}: runs of one "
+                                f"version {version}, the runs of it in {path0} on version {version0}: runs of one "
                                 "cell must share the testbed's operating point (campaign.TESTBED_VERSION)")
-            if conf != first[2] and not mixed_operating_points:
-                changed = sorted(k for k in set(conf or {}) | set(first[2] or {}) if (conf or {}).get(k) != (first[2] or {}).get(k))
+            if conf != conf0 and not mixed_operating_points:
+                a, b = conf or {}, conf0 or {}
+                changed = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
                 raise SpecError(path, "storm_conf", f"run {r.get('job')} of {cell[0]} / {cell[1]} ran with other Storm "
-                                f"settings than the runs of it in {first[3]} ({', '.join(changed)}): runs of one cell "
+                                f"settings than the runs of it in {path0} ({', '.join(changed)}): runs of one cell "
                                 "must share the testbed's operating point")
             runs.append(r)
     return runs
