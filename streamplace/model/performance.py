@@ -71,7 +71,7 @@ class CostModel:
     #: CPU s per tuple per side for a tuple crossing a worker (Kryo, Storm's transfer queue and
     #: Netty per-message handling): 1.93 us, fitted to the Storm testbed with the constants below,
     #: to the CPU each node's cgroup used (docs/performance-model.md, "The 8-high calibration
-    #: runs and more testbeds": 296 node measurements of 90 runs of the linear, diamond and star
+    #: runs, more testbeds, and the ceilings": 296 node measurements of 90 runs of the linear, diamond and star
     #: micro-benchmarks, I/O- and CPU-intensive, on heterogeneous clusters and on 8 high nodes,
     #: and of trending-topics on 2 high + 2 low, 81 placements, 2026-11-26; workers compiling
     #: with C1 only, spouts spending their operator's CPU, idle executors sleeping, 64-kB network
