@@ -190,10 +190,11 @@ def measured(problem: Problem, placement: Placement, result: dict, monitor: Path
 def operating_point(settings: RunSettings) -> dict:
     """What every record of a campaign run with ``settings`` carries about how it was measured:
     the testbed's CPU budget and CFS period, its version, and the Storm settings its jobs ran with
-    (:data:`STORM_CONF` under ``settings.storm_conf``, as the run merges them). Runs of one cell
-    that differ in these are never pooled (:func:`~streamplace.bench.reproduce.measured.load_campaigns`)."""
+    (:data:`STORM_CONF` under ``settings.storm_conf``, merged as the run merges them:
+    ``RunSettings.over``). Runs of one cell that differ in these are never pooled
+    (:func:`~streamplace.bench.reproduce.measured.load_campaigns`)."""
     bed = settings.testbed
-    return {"cpu_budget": bed.budget(), "storm_conf": {**STORM_CONF, **settings.storm_conf}, "spout_selectivity": True,
+    return {"cpu_budget": bed.budget(), "storm_conf": settings.over(STORM_CONF), "spout_selectivity": True,
             "testbed_version": TESTBED_VERSION, "cpu_period_ms": bed.cpu_period_ms}
 
 

@@ -97,6 +97,10 @@ class RunSettings:
                 raise StormError(f"--storm-conf {key}: set by {owner}, not by --storm-conf")
         object.__setattr__(self, "storm_conf", dict(self.storm_conf))
 
+    def over(self, conf: dict) -> dict:
+        """The Storm settings a job whose own are ``conf`` runs with: ``storm_conf`` wins."""
+        return {**conf, **self.storm_conf}
+
 
 @dataclass(frozen=True)
 class Job:
@@ -158,7 +162,7 @@ def run_jobs(cluster: Cluster, jobs: Sequence[Job], settings: RunSettings, work_
             write_plan(plan_dir, job.name, job.plan)
         elif job.placement is not None:
             write_plan(plan_dir, job.name, plan_document(job.topology, cluster, job.placement))
-        conf = {"streamplace.seed": settings.seed, **job.conf, **settings.storm_conf}
+        conf = {"streamplace.seed": settings.seed, **settings.over(job.conf)}
         if settings.mode == "cluster":
             conf.setdefault("topology.worker.childopts", worker_childopts(settings.testbed.worker_heap_mb))
             # each worker's log pump: a JVM of its own, kept cheap to start (C1 only) on a small machine
