@@ -74,7 +74,11 @@ SATURATED_RATE = 50_000.0  # tuples/s asked of every spout task: far above what 
 #: receiver instead of piling up tens of MB per connection: with Storm's buffers frequent-routes'
 #: tuples were seconds old, its bolts executed 0.7-2x what the spouts sent in the measured window,
 #: and two testbeds ranked its placements at tau +0.44 (+0.72, 3.8 % apart, with these); every
-#: placement also runs 1.3-2.5x faster on the same CPU.
+#: placement also runs 1.3-2.5x faster on the same CPU. Since the evening of 2026-11-26, those
+#: sleeps (spout, bolt and back-pressure wait strategies) last 10 ms instead of 1 ms: an idle or
+#: held-back executor woke about 1,000 times a second, and the executor threads of a node
+#: executing a few hundred tuples/s used a fifth to a half of its CPU quota
+#: (docs/performance-model.md, "Idle executors that wake every millisecond").
 STORM_CONF = {
     "topology.executor.receive.buffer.size": 1024,
     "topology.bolt.wait.progressive.level2.count": 0,
@@ -82,6 +86,9 @@ STORM_CONF = {
     "storm.messaging.netty.buffer_size": 65536,
     "storm.messaging.netty.buffer.high.watermark": 65536,
     "storm.messaging.netty.buffer.low.watermark": 32768,
+    "topology.spout.wait.progressive.level3.sleep.millis": 10,
+    "topology.bolt.wait.progressive.level3.sleep.millis": 10,
+    "topology.backpressure.wait.progressive.level3.sleep.millis": 10,
 }
 QUICK_WORKLOADS = ("linear-io", "diamond-cpu", "smart-home@2high+4low")
 #: The testbed's operating point beyond ``STORM_CONF``, recorded with every run
