@@ -31,6 +31,7 @@ from datetime import date
 from pathlib import Path
 
 from streamplace.bench import campaign
+from streamplace.bench.display import format_tau
 from streamplace.evaluate.fit import (FITTED, bias, cases_from_runs, cpu_gap, cross_validate, fit, fit_cap, fit_cpu, predictions,
                                       scores, scores_of)
 from streamplace.model.performance import CostModel, load_cost_model
@@ -138,7 +139,7 @@ def main() -> int:
         print(name)
         noise = {e: campaign.repeat_tau([r for r in set_runs if r["experiment"] == e]) for e in sorted({c.experiment for c in cases})}
         print(f"  {'run-to-run':10} tau of one repetition's ranking against another's, the ceiling noise sets: "
-              + ", ".join(f"{e} {t:+.2f}" for e, t in noise.items()))
+              + ", ".join(f"{e} {format_tau(t, campaign.NO_REPEAT_TAU)}" for e, t in noise.items()))
         analytic[name] = scores(ANALYTIC, cases)
         show("analytic", analytic[name])
         for label, other in others.items():

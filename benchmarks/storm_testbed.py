@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from streamplace.bench import campaign
+from streamplace.bench.display import format_tau
 from streamplace.bench.reproduce.measured import load_runs
 from streamplace.evaluate.fit import cases_from_runs, scores
 from streamplace.model.performance import CostModel, load_cost_model
@@ -59,7 +60,7 @@ def summary(runs: list[dict], model: CostModel) -> dict:
 def print_summary(s: dict) -> None:
     for exp, e in s["experiments"].items():
         print(f"\n== {exp}   Kendall tau (measured vs model ranking) = {e['kendall_tau']:+.2f} "
-              f"(one repetition's ranking vs another's: {e['repeat_tau']:+.2f}); "
+              f"(one repetition's ranking vs another's: {format_tau(e['repeat_tau'], campaign.NO_REPEAT_TAU)}); "
               f"pairs measured apart beyond noise that the model orders right: {e['pairs_agree']}/{e['pairs']}")
         print(f"{'scheduler':22} {'bolt t/s':>13} {'sd':>9} {'cv':>6} {'n':>3} {'model t/s':>12} "
               f"{'wire kB/s':>10} {'model kB/s':>10}  {'throttled most':>14}  model bottleneck")

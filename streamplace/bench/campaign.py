@@ -431,6 +431,10 @@ def rankings(runs: Sequence[dict], predicted_key: str = "predicted_bolt_throughp
     return out
 
 
+#: How a missing :func:`repeat_tau` is shown.
+NO_REPEAT_TAU = "n/a, fewer than two repetitions"
+
+
 def repeat_tau(runs: Sequence[dict]) -> float:
     """How far one repetition's ranking of the schedulers predicts another's: Kendall's tau
     between the bolt throughputs of repetitions ``i`` and ``j`` over the schedulers that ran both,

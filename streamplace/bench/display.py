@@ -117,6 +117,12 @@ def format_pct(value: float | None) -> str:
     return "-" if value is None or not math.isfinite(value) else f"{value:+.0f} %"
 
 
+def format_tau(value: float | None, missing: str = "-") -> str:
+    """A Kendall tau, signed with 2 decimals (``+0.83``); ``missing`` when unknown (nan: fewer
+    than two repetitions or schedulers to rank)."""
+    return missing if value is None or not math.isfinite(value) else f"{value:+.2f}"
+
+
 # ---------------------------------------------------------------------------- marks
 
 
