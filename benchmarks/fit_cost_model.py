@@ -31,7 +31,7 @@ from datetime import date
 from pathlib import Path
 
 from streamplace.bench import campaign
-from streamplace.bench.display import format_tau
+from streamplace.bench.display import format_tau, format_taus
 from streamplace.evaluate.fit import (FITTED, bias, cases_from_runs, cpu_gap, cross_validate, fit, fit_cap, fit_cpu, predictions,
                                       scores, scores_of)
 from streamplace.model.performance import CostModel, load_cost_model
@@ -42,8 +42,8 @@ ANALYTIC = load_cost_model(Path(__file__).resolve().parents[1] / "docs/cost-mode
 
 
 def show(label: str, s: dict) -> None:
-    taus = ", ".join(f"{e} {t:+.2f}" for e, t in s["kendall_tau"].items())
-    print(f"  {label:10} median |error| {s['median_abs_error']:7.1%}   mean tau {s['mean_kendall_tau']:+.2f}   ({taus})   "
+    print(f"  {label:10} median |error| {s['median_abs_error']:7.1%}   mean tau {format_tau(s['mean_kendall_tau'])}   "
+          f"({format_taus(s['kendall_tau'])})   "
           f"ordered as measured: {s['pairs_agree']}/{s['pairs']} pairs apart beyond noise")
 
 
@@ -139,7 +139,7 @@ def main() -> int:
         print(name)
         noise = {e: campaign.repeat_tau([r for r in set_runs if r["experiment"] == e]) for e in sorted({c.experiment for c in cases})}
         print(f"  {'run-to-run':10} tau of one repetition's ranking against another's, the ceiling noise sets: "
-              + ", ".join(f"{e} {format_tau(t, campaign.NO_REPEAT_TAU)}" for e, t in noise.items()))
+              + format_taus(noise, campaign.NO_REPEAT_TAU))
         analytic[name] = scores(ANALYTIC, cases)
         show("analytic", analytic[name])
         for label, other in others.items():

@@ -59,7 +59,7 @@ def summary(runs: list[dict], model: CostModel) -> dict:
 
 def print_summary(s: dict) -> None:
     for exp, e in s["experiments"].items():
-        print(f"\n== {exp}   Kendall tau (measured vs model ranking) = {e['kendall_tau']:+.2f} "
+        print(f"\n== {exp}   Kendall tau (measured vs model ranking) = {format_tau(e['kendall_tau'])} "
               f"(one repetition's ranking vs another's: {format_tau(e['repeat_tau'], campaign.NO_REPEAT_TAU)}); "
               f"pairs measured apart beyond noise that the model orders right: {e['pairs_agree']}/{e['pairs']}")
         print(f"{'scheduler':22} {'bolt t/s':>13} {'sd':>9} {'cv':>6} {'n':>3} {'model t/s':>12} "

@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 
 from streamplace.bench import campaign
+from streamplace.bench.display import format_tau, format_taus
 from streamplace.bench.reproduce.measured import load_campaigns, load_runs
 from streamplace.evaluate.fit import across, cases_from_runs, scores
 from streamplace.model.performance import CostModel, load_cost_model
@@ -79,7 +80,7 @@ def main() -> int:
             taus += [t for t in sc["kendall_tau"].values() if t == t]
             pairs[0] += sc["pairs_agree"]
             pairs[1] += sc["pairs"]
-            per_exp = ", ".join(f"{e} {t:+.2f}" for e, t in sc["kendall_tau"].items())
+            per_exp = format_taus(sc["kendall_tau"])
             print(f"  {'by ' + a if who == 'campaign' else 'by the model':>40}: median error {sc['median_abs_error']:6.1%}, "
                   f"pairs apart in the same order {sc['pairs_agree']}/{sc['pairs']}, tau {per_exp}")
     if not totals["campaign"][0]:
@@ -88,7 +89,7 @@ def main() -> int:
     for who, (errors, taus, pairs) in totals.items():
         print(f"{'another campaign' if who == 'campaign' else 'the model'} as the predictor, over {len(errors)} ordered "
               f"pairs of groups: median error {statistics.median(errors):.1%} (range {min(errors):.1%}-{max(errors):.1%}), "
-              f"mean tau {statistics.mean(taus):+.2f} over {len(taus)} experiment comparisons, pairs apart in the same "
+              f"mean tau {format_tau(statistics.mean(taus))} over {len(taus)} experiment comparisons, pairs apart in the same "
               f"order {pairs[0]}/{pairs[1]}")
     return 0
 

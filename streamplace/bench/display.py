@@ -9,7 +9,7 @@ import html
 import math
 import numbers
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from rich import box
 from rich.markup import escape as rich_escape
@@ -121,6 +121,11 @@ def format_tau(value: float | None, missing: str = "-") -> str:
     """A Kendall tau, signed with 2 decimals (``+0.83``); ``missing`` when unknown (nan: fewer
     than two repetitions or schedulers to rank)."""
     return missing if value is None or not math.isfinite(value) else f"{value:+.2f}"
+
+
+def format_taus(taus: Mapping[str, float], missing: str = "-") -> str:
+    """Kendall taus by experiment, as ``exp-a +0.83, exp-b -0.10`` (:func:`format_tau` each)."""
+    return ", ".join(f"{name} {format_tau(tau, missing)}" for name, tau in taus.items())
 
 
 # ---------------------------------------------------------------------------- marks

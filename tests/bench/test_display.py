@@ -5,7 +5,7 @@ import io
 import pytest
 from rich.console import Console
 
-from streamplace.bench.display import (BEST, MARKS, NO_PLACEMENT, OVERLOADED, compact, format_pct, format_tau, format_value, legend,
+from streamplace.bench.display import (BEST, MARKS, NO_PLACEMENT, OVERLOADED, compact, format_pct, format_tau, format_taus, format_value, legend,
                                        metric, row_mark, summary_table)
 
 KEYS = ("scheduler", "status", "valid", "inter_node_cost", "lower_bound", "inter_worker_cost", "throughput",
@@ -36,6 +36,7 @@ def test_values_and_labels():
     assert format_pct(12.4) == "+12 %" and format_pct(None) == "-"
     assert format_tau(0.8333) == "+0.83" and format_tau(-0.5) == "-0.50" and format_tau(float("nan")) == "-"
     assert format_tau(None, "n/a") == "n/a"
+    assert format_taus({"a": 0.5, "b": float("nan")}, "n/a") == "a +0.50, b n/a"
     assert metric("latency_ms").label == "end-to-end latency (ms)" and metric("odd_key").long == "odd key"
 
 
