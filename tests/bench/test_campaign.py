@@ -3,9 +3,12 @@
 
 import json
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from streamplace.bench import campaign
 from streamplace.bench.reproduce import measured
@@ -180,3 +183,13 @@ def test_a_runs_operating_point_is_the_campaigns_storm_settings_under_the_given_
     assert point["storm_conf"]["topology.executor.receive.buffer.size"] == 2048   # the given setting wins
     assert point["cpu_period_ms"] == 50 and point["testbed_version"] == campaign.TESTBED_VERSION
     assert campaign.operating_point(RunSettings())["storm_conf"] == campaign.STORM_CONF
+
+
+def test_the_docs_command_for_the_campaigns_operating_point_gives_exactly_its_storm_settings():
+    """docs/storm.md shows `storm run` with the campaign's settings as --storm-conf options: they
+    must stay what campaign.STORM_CONF is (read as the CLI reads them: YAML values)."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "storm.md").read_text()
+    start = text.index("streamplace storm run TOPOLOGY CLUSTER -s metis")
+    block = text[start:text.index("\n\n", start)]
+    given = dict(kv.split("=", 1) for kv in re.findall(r"--storm-conf (\S+)", block))
+    assert {k: yaml.safe_load(v) for k, v in given.items()} == campaign.STORM_CONF
