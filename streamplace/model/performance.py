@@ -69,17 +69,19 @@ class CostModel:
     #: papers' 2.4-2.7 GHz testbed cores ([I] Sec. 5, [LF] Sec. 4).
     default_cpu_per_tuple: float = 1e-5
     #: CPU s per tuple per side for a tuple crossing a worker (Kryo, Storm's transfer queue and
-    #: Netty per-message handling): 1.33 us, fitted to the Storm testbed with the constants below,
+    #: Netty per-message handling): 1.77 us, fitted to the Storm testbed with the constants below,
     #: to the CPU each node's cgroup used (docs/performance-model.md, "Operating point: idle sleeps
-    #: of 10 ms": 296 node measurements of 81 runs of the linear, diamond and star
-    #: micro-benchmarks, I/O- and CPU-intensive, on heterogeneous clusters and on 8 high nodes,
-    #: and of trending-topics on 2 high + 2 low, 81 placements, 2026-11-26; workers compiling
-    #: with C1 only, spouts spending their operator's CPU, idle executors sleeping 10 ms at a time,
-    #: 64-kB network buffers between workers). The analytic guess was 2 us; the same fit with 1-ms
-    #: idle sleeps gave 1.93 us (docs/cost-models/testbed-fit-1ms-sleeps.json), without the
+    #: of 10 ms", "A second testbed of the training runs": 296 node measurements, each the mean of
+    #: two runs in two testbeds, of the linear, diamond and star micro-benchmarks, I/O- and
+    #: CPU-intensive, on heterogeneous clusters and on 8 high nodes, and of trending-topics on
+    #: 2 high + 2 low, 81 placements, 162 runs, 2026-11-26; workers compiling with C1 only, spouts
+    #: spending their operator's CPU, idle executors sleeping 10 ms at a time, 64-kB network
+    #: buffers between workers). The analytic guess was 2 us; the same fit to one testbed of
+    #: those runs gave 1.33 us (docs/cost-models/testbed-fit-10ms-one-training-testbed.json),
+    #: with 1-ms idle sleeps 1.93 us (docs/cost-models/testbed-fit-1ms-sleeps.json), without the
     #: 8-high runs 1.84 us (docs/cost-models/testbed-fit-small-buffers-no-8high.json), with
     #: Storm's 16-MB buffers 8.38 us (docs/cost-models/testbed-fit-16mb-buffers.json).
-    ser_cpu_per_tuple: float = 1.33e-06
+    ser_cpu_per_tuple: float = 1.77e-06
     #: CPU s per payload byte per side: 5 ns/B, i.e. ~200 MB/s per core, Kryo-class throughput.
     ser_cpu_per_byte: float = 5e-9
     #: wire bytes added to every inter-node tuple: Storm's Netty ``TaskMessage`` frame (2-byte
@@ -99,39 +101,41 @@ class CostModel:
     #: heterogeneous CPUs as in [N] Table 2.
     machine_speed: Mapping[str, float] = field(default_factory=dict)
     #: CPU s per tuple that every task pays on top of its operator's own work: the engine's
-    #: per-tuple cost (executor queue hand-off, emit and routing, task hooks): 0.964 us, fitted to
-    #: the testbed with ``ser_cpu_per_tuple`` (same fit; 0.325 us with 1-ms idle sleeps, 0.253 us
-    #: without the 8-high runs, 1.44 us by the node-CPU fit with 16-MB buffers).
-    task_cpu_per_tuple: float = 9.64e-07
+    #: per-tuple cost (executor queue hand-off, emit and routing, task hooks): 0.509 us, fitted to
+    #: the testbed with ``ser_cpu_per_tuple`` (same fit; 0.964 us to one testbed of its runs,
+    #: 0.325 us with 1-ms idle sleeps, 0.253 us without the 8-high runs, 1.44 us by the node-CPU
+    #: fit with 16-MB buffers).
+    task_cpu_per_tuple: float = 5.09e-07
     #: cores each worker process uses whatever its load (heartbeats, metrics ticks, Netty and
     #: JVM threads); subtracted from its node's CPU capacity:
-    #: 0.0152 cores, fitted to the testbed with ``ser_cpu_per_tuple`` (same fit; 0.0183 with
-    #: 1-ms idle sleeps, 0.0335 without the 8-high runs, whose 0.19-core nodes host up to four
-    #: workers; 0.0227 with 16-MB buffers; on diamond and star the CPU outside the executor
-    #: threads alone gave 0.032).
-    worker_cpu: float = 0.0152
+    #: 0.0172 cores, fitted to the testbed with ``ser_cpu_per_tuple`` (same fit; 0.0152 to one
+    #: testbed of its runs, 0.0183 with 1-ms idle sleeps, 0.0335 without the 8-high runs, whose
+    #: 0.19-core nodes host up to four workers; 0.0227 with 16-MB buffers; on diamond and star the
+    #: CPU outside the executor threads alone gave 0.032).
+    worker_cpu: float = 0.0172
     #: cores each node that hosts at least one worker uses whatever its load (its Storm
-    #: supervisor, the worker launches' log pumps); subtracted from its CPU capacity: 0.0275
-    #: cores, fitted to the testbed with ``ser_cpu_per_tuple`` (same fit; 0.0401 with 1-ms idle
-    #: sleeps, 0.0294 without the 8-high runs, 0.0641 with 16-MB buffers).
-    node_cpu: float = 0.0275
+    #: supervisor, the worker launches' log pumps); subtracted from its CPU capacity: 0.0295
+    #: cores, fitted to the testbed with ``ser_cpu_per_tuple`` (same fit; 0.0275 to one testbed of
+    #: its runs, 0.0401 with 1-ms idle sleeps, 0.0294 without the 8-high runs, 0.0641 with 16-MB
+    #: buffers).
+    node_cpu: float = 0.0295
     #: cores each executor (one per task here) uses whatever its load (an idle executor wakes
     #: every 10 ms on the testbed, every millisecond with Storm's default sleeps, and with Storm 2's
     #: default progressive wait strategy parks for 1 ns up to 1,000 times first); subtracted from
-    #: its node's CPU capacity: 0.001 cores, fitted to the testbed with ``ser_cpu_per_tuple``
-    #: (same fit; 0.00143 with 1-ms idle sleeps, 0 without the 8-high runs, 0.00123 by the
-    #: node-CPU fit with 16-MB buffers).
-    executor_cpu: float = 0.001
+    #: its node's CPU capacity: 0.000589 cores, fitted to the testbed with ``ser_cpu_per_tuple``
+    #: (same fit; 0.001 to one testbed of its runs, 0.00143 with 1-ms idle sleeps, 0 without the
+    #: 8-high runs, 0.00123 by the node-CPU fit with 16-MB buffers).
+    executor_cpu: float = 0.000589
     #: the largest fraction of a node's cores its fixed costs (``worker_cpu``, ``node_cpu`` and
     #: ``executor_cpu``) take (1: charged in full however small the node): on a node out of CPU
     #: the background threads get less than on an idle one (testbed, 8 high at 0.19 cores per
     #: node: 0.09-0.10 cores outside the operators' work with one worker, 0.10-0.14 with four,
-    #: 0.17 for four idle ones, with 1-ms idle sleeps). 0.384, fitted after the node-CPU fit to
-    #: the training throughput of the same runs (``fit.fit_cap``; 0.457 with 1-ms idle sleeps,
-    #: 0.404 without the 8-high runs, 0.599 with 16-MB buffers,
-    #: where it was chosen over no cap by leave-one-experiment-out: 13.8 % against 15.8 % median
+    #: 0.17 for four idle ones, with 1-ms idle sleeps). 0.382, fitted after the node-CPU fit to
+    #: the training throughput of the same runs (``fit.fit_cap``; 0.384 to one testbed of its
+    #: runs, 0.457 with 1-ms idle sleeps, 0.404 without the 8-high runs, 0.599 with 16-MB
+    #: buffers, where it was chosen over no cap by leave-one-experiment-out: 13.8 % against 15.8 % median
     #: error).
-    fixed_cpu_cap: float = 0.384
+    fixed_cpu_cap: float = 0.382
 
     def __post_init__(self):
         for name in ("default_cpu_per_tuple", "ser_cpu_per_tuple", "ser_cpu_per_byte", "header_bytes",
