@@ -22,15 +22,15 @@ import numpy as np
 
 from ..model import Cluster, Placement, Problem
 from ..model.specs import placement_from_dict
-from ..model.performance import CostModel, cpu_per_tuple, predict, routed_flows, stream_hops
+from ..model.performance import CostModel, cpu_per_tuple, predict, routed_flows, stream_hops, worker_connections
 
 #: the constants fitted by default: the engine's per-tuple cost, serialisation across workers, the
-#: fixed CPU of a worker process, of a node hosting workers and of an executor (the structures the
-#: analytic model lacked or guessed)
-FITTED = ("task_cpu_per_tuple", "ser_cpu_per_tuple", "worker_cpu", "node_cpu", "executor_cpu")
+#: fixed CPU of a worker process, of a node hosting workers, of an executor and of a connection
+#: between workers (the structures the analytic model lacked or guessed)
+FITTED = ("task_cpu_per_tuple", "ser_cpu_per_tuple", "worker_cpu", "node_cpu", "executor_cpu", "connection_cpu")
 #: where a constant that is 0 in the starting model starts the search (a scale, not a guess)
-START_AT = {"task_cpu_per_tuple": 1e-6, "ser_cpu_per_tuple": 1e-6, "ser_cpu_per_byte": 1e-9, "worker_cpu": 0.01, "node_cpu": 0.01, "executor_cpu": 0.001,
-            "default_cpu_per_tuple": 1e-6, "header_bytes": 1.0}
+START_AT = {"task_cpu_per_tuple": 1e-6, "ser_cpu_per_tuple": 1e-6, "ser_cpu_per_byte": 1e-9, "worker_cpu": 0.01, "node_cpu": 0.01,
+            "executor_cpu": 0.001, "connection_cpu": 0.001, "default_cpu_per_tuple": 1e-6, "header_bytes": 1.0}
 
 
 @dataclass(frozen=True)
@@ -85,8 +85,9 @@ def cpu_terms(case: Case, model: CostModel) -> tuple[np.ndarray, np.ndarray]:
 
     ``known`` = cores of the operators' own work and of serialisation per byte (constants not
     fitted here); ``terms`` = one row per node: tuples executed per second, tuples per second
-    crossing a worker (each side counts once), workers, 1 if it hosts any, and tasks; their
-    coefficients are :data:`FITTED` in that order. The
+    crossing a worker (each side counts once), workers, 1 if it hosts any, tasks, and connections
+    between workers that end on it (:func:`~streamplace.model.performance.worker_connections`);
+    their coefficients are :data:`FITTED` in that order. The
     measured rate is the model's unit-load flows scaled to the measured bolt throughput.
     """
     problem, placement = case.problem, case.placement
@@ -107,7 +108,8 @@ def cpu_terms(case: Case, model: CostModel) -> tuple[np.ndarray, np.ndarray]:
     workers = placement.workers_used(cluster).astype(float)
     speed = model.speeds(cluster)   # per-tuple CPU is in reference seconds, fixed CPU in cores
     tasks = np.bincount(node, minlength=n).astype(float)
-    terms = np.column_stack([scale * tuples / speed, scale * crossing / speed, workers, (workers > 0).astype(float), tasks])
+    terms = np.column_stack([scale * tuples / speed, scale * crossing / speed, workers, (workers > 0).astype(float), tasks,
+                             worker_connections(topo, placement, cluster)])
     return scale * known / speed, terms
 
 

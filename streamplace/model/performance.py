@@ -18,11 +18,11 @@ rates are multiplied by ``s``.
    tuples (``tuple_bytes + header_bytes`` each), inbound and outbound counted apart because
    the papers' 1 Gbit/s Ethernet links are full duplex: ``nic_demand = max(in, out)``.
 3. **Capacity**: ``(cores - min(fixed_cpu_cap x cores, executor_cpu x tasks + worker_cpu x
-   workers + node_cpu)) x speed(machine_type)`` (the fixed CPU of the node's executors, of its
-   worker processes and of the node itself, where it hosts workers, but never more than a share
-   of the node: on a node out of CPU the background threads get less than they take on an idle
-   one) and
-   ``bandwidth``. The max sustainable scale is
+   workers + connection_cpu x connections + node_cpu)) x speed(machine_type)`` (the fixed CPU of
+   the node's executors, of its worker processes, of the connections between workers that end
+   on it (:func:`worker_connections`) and of the node itself, where it hosts workers, but never
+   more than a share of the node: on a node out of CPU the background threads get less than they
+   take on an idle one) and ``bandwidth``. The max sustainable scale is
    ``min`` over nodes and both resources of capacity / demand; the argmin is the bottleneck
    (``"node03:cpu"``; ties go to the lowest node index, CPU before NIC). Throughput is reported
    as the papers do ([I] Sec. 5, [N] Sec. 3: tuples executed per second summed over all tasks)
@@ -69,19 +69,21 @@ class CostModel:
     #: papers' 2.4-2.7 GHz testbed cores ([I] Sec. 5, [LF] Sec. 4).
     default_cpu_per_tuple: float = 1e-5
     #: CPU s per tuple per side for a tuple crossing a worker (Kryo, Storm's transfer queue and
-    #: Netty per-message handling): 1.77 us, fitted to the Storm testbed with the constants below,
+    #: Netty per-message handling): 1.36 us, fitted to the Storm testbed with the constants below,
     #: to the CPU each node's cgroup used (docs/performance-model.md, "Operating point: idle sleeps
-    #: of 10 ms", "A second testbed of the training runs": 296 node measurements, each the mean of
+    #: of 10 ms", "A second testbed of the training runs", "Connections between workers": 296 node
+    #: measurements, each the mean of
     #: two runs in two testbeds, of the linear, diamond and star micro-benchmarks, I/O- and
     #: CPU-intensive, on heterogeneous clusters and on 8 high nodes, and of trending-topics on
     #: 2 high + 2 low, 81 placements, 162 runs, 2026-11-26; workers compiling with C1 only, spouts
     #: spending their operator's CPU, idle executors sleeping 10 ms at a time, 64-kB network
-    #: buffers between workers). The analytic guess was 2 us; the same fit to one testbed of
-    #: those runs gave 1.33 us (docs/cost-models/testbed-fit-10ms-one-training-testbed.json),
+    #: buffers between workers). The analytic guess was 2 us; the same runs without
+    #: ``connection_cpu`` gave 1.77 us (docs/cost-models/testbed-fit-no-connections.json), one
+    #: testbed of them 1.33 us (docs/cost-models/testbed-fit-10ms-one-training-testbed.json),
     #: with 1-ms idle sleeps 1.93 us (docs/cost-models/testbed-fit-1ms-sleeps.json), without the
     #: 8-high runs 1.84 us (docs/cost-models/testbed-fit-small-buffers-no-8high.json), with
     #: Storm's 16-MB buffers 8.38 us (docs/cost-models/testbed-fit-16mb-buffers.json).
-    ser_cpu_per_tuple: float = 1.77e-06
+    ser_cpu_per_tuple: float = 1.36e-06
     #: CPU s per payload byte per side: 5 ns/B, i.e. ~200 MB/s per core, Kryo-class throughput.
     ser_cpu_per_byte: float = 5e-9
     #: wire bytes added to every inter-node tuple: Storm's Netty ``TaskMessage`` frame (2-byte
@@ -101,46 +103,59 @@ class CostModel:
     #: heterogeneous CPUs as in [N] Table 2.
     machine_speed: Mapping[str, float] = field(default_factory=dict)
     #: CPU s per tuple that every task pays on top of its operator's own work: the engine's
-    #: per-tuple cost (executor queue hand-off, emit and routing, task hooks): 0.509 us, fitted to
-    #: the testbed with ``ser_cpu_per_tuple`` (same fit; 0.964 us to one testbed of its runs,
+    #: per-tuple cost (executor queue hand-off, emit and routing, task hooks): 1.03 us, fitted to
+    #: the testbed with ``ser_cpu_per_tuple`` (same fit; 0.509 us without ``connection_cpu``,
+    #: 0.964 us to one testbed of its runs,
     #: 0.325 us with 1-ms idle sleeps, 0.253 us without the 8-high runs, 1.44 us by the node-CPU
     #: fit with 16-MB buffers).
-    task_cpu_per_tuple: float = 5.09e-07
-    #: cores each worker process uses whatever its load (heartbeats, metrics ticks, Netty and
-    #: JVM threads); subtracted from its node's CPU capacity:
-    #: 0.0172 cores, fitted to the testbed with ``ser_cpu_per_tuple`` (same fit; 0.0152 to one
-    #: testbed of its runs, 0.0183 with 1-ms idle sleeps, 0.0335 without the 8-high runs, whose
-    #: 0.19-core nodes host up to four workers; 0.0227 with 16-MB buffers; on diamond and star the
-    #: CPU outside the executor threads alone gave 0.032).
-    worker_cpu: float = 0.0172
-    #: cores each node that hosts at least one worker uses whatever its load (its Storm
-    #: supervisor, the worker launches' log pumps); subtracted from its CPU capacity: 0.0295
-    #: cores, fitted to the testbed with ``ser_cpu_per_tuple`` (same fit; 0.0275 to one testbed of
-    #: its runs, 0.0401 with 1-ms idle sleeps, 0.0294 without the 8-high runs, 0.0641 with 16-MB
-    #: buffers).
-    node_cpu: float = 0.0295
-    #: cores each executor (one per task here) uses whatever its load (an idle executor wakes
-    #: every 10 ms on the testbed, every millisecond with Storm's default sleeps, and with Storm 2's
+    task_cpu_per_tuple: float = 1.03e-06
+    #: cores each worker process uses whatever its load and however many workers it talks to
+    #: (heartbeats, metrics ticks, JVM threads); subtracted from its node's CPU capacity: 0.00377
+    #: cores, fitted to the testbed with ``ser_cpu_per_tuple`` (same fit; without
+    #: ``connection_cpu``, which then falls to this constant: 0.0172, 0.0152 to one testbed of its
+    #: runs, 0.0183 with 1-ms idle sleeps, 0.0335 without the 8-high runs, whose 0.19-core nodes
+    #: host up to four workers; 0.0227 with 16-MB buffers; on diamond and star the CPU outside the
+    #: executor threads alone gave 0.032).
+    worker_cpu: float = 0.00377
+    #: cores each node that hosts at least one worker uses whatever its load (its Storm supervisor,
+    #: the worker launches' log pumps); subtracted from its CPU capacity: 0.0278 cores, fitted to
+    #: the testbed with ``ser_cpu_per_tuple`` (same fit; 0.0295 without ``connection_cpu``, 0.0275
+    #: to one testbed of its runs, 0.0401 with 1-ms idle sleeps, 0.0294 without the 8-high runs,
+    #: 0.0641 with 16-MB buffers).
+    node_cpu: float = 0.0278
+    #: cores each executor (one per task here) uses whatever its load (an idle executor wakes every
+    #: 10 ms on the testbed, every millisecond with Storm's default sleeps, and with Storm 2's
     #: default progressive wait strategy parks for 1 ns up to 1,000 times first); subtracted from
-    #: its node's CPU capacity: 0.000589 cores, fitted to the testbed with ``ser_cpu_per_tuple``
-    #: (same fit; 0.001 to one testbed of its runs, 0.00143 with 1-ms idle sleeps, 0 without the
-    #: 8-high runs, 0.00123 by the node-CPU fit with 16-MB buffers).
-    executor_cpu: float = 0.000589
-    #: the largest fraction of a node's cores its fixed costs (``worker_cpu``, ``node_cpu`` and
-    #: ``executor_cpu``) take (1: charged in full however small the node): on a node out of CPU
-    #: the background threads get less than on an idle one (testbed, 8 high at 0.19 cores per
-    #: node: 0.09-0.10 cores outside the operators' work with one worker, 0.10-0.14 with four,
-    #: 0.17 for four idle ones, with 1-ms idle sleeps). 0.382, fitted after the node-CPU fit to
-    #: the training throughput of the same runs (``fit.fit_cap``; 0.384 to one testbed of its
-    #: runs, 0.457 with 1-ms idle sleeps, 0.404 without the 8-high runs, 0.599 with 16-MB
-    #: buffers, where it was chosen over no cap by leave-one-experiment-out: 13.8 % against 15.8 % median
-    #: error).
-    fixed_cpu_cap: float = 0.382
+    #: its node's CPU capacity: 0.00153 cores, fitted to the testbed with ``ser_cpu_per_tuple``
+    #: (same fit; 0.000589 without ``connection_cpu``, 0.001 to one testbed of its runs, 0.00143
+    #: with 1-ms idle sleeps, 0 without the 8-high runs, 0.00123 by the node-CPU fit with 16-MB
+    #: buffers).
+    executor_cpu: float = 0.00153
+    #: cores each connection between two workers takes at each of its ends; subtracted from the
+    #: capacity of both ends' nodes. Storm's worker opens a Netty connection to every other worker
+    #: that hosts a task of a component its own components send to, whatever the grouping
+    #: (``WorkerState.refreshConnections``); which part of an open connection costs CPU was not
+    #: measured apart. 0.000932 cores, fitted to the testbed with ``ser_cpu_per_tuple`` (same fit,
+    #: in which ``worker_cpu`` falls from 0.0172 to 0.00377: on frequent-routes and smart-home
+    #: Storm's even scheduler gives a node 44-107 connection ends, the optimal placements 0-48). Chosen by
+    #: leave-one-experiment-out: 6.9 % median error and mean tau +0.771, against 7.6 % and +0.769
+    #: without it. 0 in the cost model files fitted before it existed.
+    connection_cpu: float = 0.000932
+    #: the largest fraction of a node's cores its fixed costs (``worker_cpu``, ``node_cpu``,
+    #: ``executor_cpu`` and ``connection_cpu``) take (1: charged in full however small the node): on
+    #: a node out of CPU the background threads get less than on an idle one (testbed, 8 high at
+    #: 0.19 cores per node: 0.09-0.10 cores outside the operators' work with one worker, 0.10-0.14
+    #: with four, 0.17 for four idle ones, with 1-ms idle sleeps). 0.391, fitted after the node-CPU
+    #: fit to the training throughput of the same runs (``fit.fit_cap``; 0.382 without
+    #: ``connection_cpu``, 0.384 to one testbed of its runs, 0.457 with 1-ms idle sleeps, 0.404
+    #: without the 8-high runs, 0.599 with 16-MB buffers, where it was chosen over no cap by
+    #: leave-one-experiment-out: 13.8 % against 15.8 % median error).
+    fixed_cpu_cap: float = 0.391
 
     def __post_init__(self):
         for name in ("default_cpu_per_tuple", "ser_cpu_per_tuple", "ser_cpu_per_byte", "header_bytes",
                      "hop_ms_same_worker", "hop_ms_other_worker", "hop_ms_other_node", "task_cpu_per_tuple", "worker_cpu", "node_cpu",
-                     "executor_cpu"):
+                     "executor_cpu", "connection_cpu"):
             value = getattr(self, name)
             if not np.isfinite(value) or value < 0:
                 raise ValueError(f"CostModel.{name} must be a finite number >= 0, got {value}")
@@ -302,6 +317,27 @@ def cpu_per_tuple(topology: Topology, cluster: Cluster, model: CostModel) -> np.
     return table
 
 
+def worker_connections(topology: Topology, placement: Placement, cluster: Cluster) -> np.ndarray:
+    """Connections between workers per node, each counted at both of its ends: worker A
+    connects to every other worker B that hosts a task of a component that one of A's components
+    sends to (any stream, any grouping, as Storm's ``WorkerState.refreshConnections`` does)."""
+    slot = placement.slot_ids(cluster)
+    width = int(cluster.slots.max())
+    n_slots = cluster.n_nodes * width
+
+    def slots_of(operator: str) -> np.ndarray:
+        tasks = topology.tasks_of(operator)
+        return np.unique(slot[tasks.start:tasks.stop])
+    pairs = [(slots_of(s.src)[:, None] * n_slots + slots_of(s.dst)[None, :]).ravel() for s in topology.streams]
+    ends = np.zeros(cluster.n_nodes)
+    if pairs:
+        src, dst = np.divmod(np.unique(np.concatenate(pairs)), n_slots)
+        apart = src != dst
+        ends += np.bincount(src[apart] // width, minlength=cluster.n_nodes)
+        ends += np.bincount(dst[apart] // width, minlength=cluster.n_nodes)
+    return ends
+
+
 def stream_hops(topology: Topology, placement: Placement, cluster: Cluster, flows, model: CostModel) -> list[Hops]:
     """Locality and per-tuple costs of every positive-rate edge, one :class:`Hops` per stream."""
     slot = placement.slot_ids(cluster)
@@ -423,7 +459,8 @@ def predict(problem: Problem, placement: Placement, model: CostModel = CostModel
     cores = np.array([n.cores for n in cluster.nodes], dtype=float)
     tasks = np.bincount(node, minlength=cluster.n_nodes)
     fixed = np.minimum(model.fixed_cpu_cap * cores,
-                       model.executor_cpu * tasks + model.worker_cpu * workers + model.node_cpu * (workers > 0))
+                       model.executor_cpu * tasks + model.worker_cpu * workers + model.node_cpu * (workers > 0)
+                       + model.connection_cpu * worker_connections(topo, placement, cluster))
     cpu_capacity = np.maximum(0.0, cores - fixed) * speed
     bandwidth = np.array([n.bandwidth for n in cluster.nodes], dtype=float)
     names = [n.name for n in cluster.nodes]

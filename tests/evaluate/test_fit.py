@@ -7,16 +7,16 @@ import pytest
 
 from streamplace.evaluate.fit import (FITTED, Case, bias, cpu_gap, cpu_terms, cross_validate, fit, fit_cap, fit_cpu, predictions,
                                       scaled_cluster, scores)
-from streamplace.model.performance import CostModel, predict
+from streamplace.model.performance import CostModel, predict, worker_connections
 from streamplace.model import Problem
 from streamplace.schedulers import make_scheduler
 from streamplace.workloads import runtime
 
 # every constant the fits touch is set here, so that the tests do not drift with the bundled defaults
 TRUE = CostModel(task_cpu_per_tuple=3e-5, ser_cpu_per_tuple=8e-6, worker_cpu=0.05, node_cpu=0.0, executor_cpu=0.00202,
-                 fixed_cpu_cap=1.0)
+                 connection_cpu=0.0, fixed_cpu_cap=1.0)
 START = CostModel(task_cpu_per_tuple=2.17e-6, ser_cpu_per_tuple=2e-6, worker_cpu=0.0, node_cpu=0.0, executor_cpu=0.00202,
-                  fixed_cpu_cap=1.0)   # the analytic constants before the testbed fit
+                  connection_cpu=0.0, fixed_cpu_cap=1.0)   # the analytic constants before the testbed fit
 
 
 @pytest.fixture(scope="module")
@@ -56,8 +56,8 @@ def test_worker_cpu_takes_capacity_from_the_node_per_worker():
     base = Problem.from_topology(runtime.microbench("linear", "cpu"), runtime.named_cluster("1high+2low"))
     placement = make_scheduler("even").schedule(base).placement
     from streamplace.model.performance import predict
-    plain = predict(base, placement, CostModel(worker_cpu=0.0, node_cpu=0.0, executor_cpu=0.0, fixed_cpu_cap=1.0))
-    loaded = predict(base, placement, CostModel(worker_cpu=0.5, node_cpu=0.0, executor_cpu=0.0, fixed_cpu_cap=1.0))
+    plain = predict(base, placement, CostModel(worker_cpu=0.0, node_cpu=0.0, executor_cpu=0.0, connection_cpu=0.0, fixed_cpu_cap=1.0))
+    loaded = predict(base, placement, CostModel(worker_cpu=0.5, node_cpu=0.0, executor_cpu=0.0, connection_cpu=0.0, fixed_cpu_cap=1.0))
     workers = placement.workers_used(base.cluster)
     cores = np.array([n.cores for n in base.cluster.nodes], float)
     assert np.allclose(loaded.cpu_capacity, cores - 0.5 * workers)
@@ -81,7 +81,7 @@ def test_fixed_cpu_cap_bounds_the_fixed_costs_by_a_share_of_the_node():
     node (1.5 cores, capped to 1.2) and one on two of the 2-core nodes (0.5, under the cap of 0.6)."""
     base = Problem.from_topology(runtime.microbench("linear", "cpu"), runtime.named_cluster("2high+4low"))
     placement = make_scheduler("metis").schedule(base).placement
-    free = CostModel(worker_cpu=0.5, node_cpu=0.0, executor_cpu=0.0)
+    free = CostModel(worker_cpu=0.5, node_cpu=0.0, executor_cpu=0.0, connection_cpu=0.0)
     capped = predict(base, placement, dataclasses.replace(free, fixed_cpu_cap=0.3))
     workers = placement.workers_used(base.cluster)
     assert workers.tolist() == [3, 3, 1, 1, 0, 0]
@@ -106,7 +106,7 @@ def test_node_cpu_takes_capacity_only_from_nodes_that_host_workers():
     base = Problem.from_topology(runtime.microbench("linear", "cpu"), runtime.named_cluster("2high+4low"))
     packed = make_scheduler("t3").schedule(base).placement   # fits on the two high capacity nodes
     from streamplace.model.performance import predict
-    loaded = predict(base, packed, CostModel(worker_cpu=0.0, node_cpu=0.25, executor_cpu=0.0))
+    loaded = predict(base, packed, CostModel(worker_cpu=0.0, node_cpu=0.25, executor_cpu=0.0, connection_cpu=0.0))
     hosting = packed.workers_used(base.cluster) > 0
     cores = np.array([n.cores for n in base.cluster.nodes], float)
     assert 0 < hosting.sum() < len(cores)
@@ -133,8 +133,8 @@ def test_pairs_within_the_noise_are_left_out_of_the_pair_agreement(cases):
 def test_executor_cpu_takes_capacity_from_the_node_per_task():
     base = Problem.from_topology(runtime.microbench("linear", "cpu"), runtime.named_cluster("1high+2low"))
     placement = make_scheduler("t3").schedule(base).placement
-    plain = predict(base, placement, CostModel(worker_cpu=0.0, node_cpu=0.0, executor_cpu=0.0))
-    loaded = predict(base, placement, CostModel(worker_cpu=0.0, node_cpu=0.0, executor_cpu=0.01))
+    plain = predict(base, placement, CostModel(worker_cpu=0.0, node_cpu=0.0, executor_cpu=0.0, connection_cpu=0.0))
+    loaded = predict(base, placement, CostModel(worker_cpu=0.0, node_cpu=0.0, executor_cpu=0.01, connection_cpu=0.0))
     tasks = np.bincount(placement.node, minlength=base.cluster.n_nodes)
     cores = np.array([n.cores for n in base.cluster.nodes], float)
     assert np.allclose(loaded.cpu_capacity, cores - 0.01 * tasks)
@@ -152,7 +152,7 @@ def test_cpu_terms_worked_by_hand():
                 100.0, 1)
     known, terms = cpu_terms(case, CostModel(ser_cpu_per_byte=1e-6))
     assert known == pytest.approx([100 * (1e-3 + 1e-4), 100 * (2e-3 + 1e-4)])   # own work + 100 B x 1 us/B per side
-    assert terms.tolist() == [[100, 100, 1, 1, 1], [100, 100, 1, 1, 1]]
+    assert terms.tolist() == [[100, 100, 1, 1, 1, 1], [100, 100, 1, 1, 1, 1]]   # one connection, a's worker to b's
 
 
 def _node_cores_measured(cases, true, extra=0.0):
@@ -164,7 +164,7 @@ def _node_cores_measured(cases, true, extra=0.0):
         workers = c.placement.workers_used(c.problem.cluster)
         tasks = np.bincount(c.placement.node, minlength=c.problem.cluster.n_nodes)
         cores = (perf.cpu_demand * perf.max_scale + true.worker_cpu * workers + true.node_cpu * (workers > 0)
-                 + true.executor_cpu * tasks)
+                 + true.executor_cpu * tasks + true.connection_cpu * worker_connections(c.problem.topology, c.placement, c.problem.cluster))
         out.append(dataclasses.replace(c, measured=float(m), node_cores={
             n.name: float(v) + extra * n.cores for n, v in zip(c.problem.cluster.nodes, cores)}))
     return out
@@ -181,7 +181,7 @@ def test_cpu_gap_is_the_share_of_a_saturated_nodes_cores_the_model_leaves_out(ca
 
 def test_fit_cpu_recovers_the_constants_from_the_cores_each_node_used(cases):
     """Node cores 'measured' under a known model at its own throughput: demand x scale + fixed."""
-    true = dataclasses.replace(TRUE, node_cpu=0.02, executor_cpu=0.004)
+    true = dataclasses.replace(TRUE, node_cpu=0.02, executor_cpu=0.004, connection_cpu=0.003)
     measured = _node_cores_measured(cases, true)
     model, info = fit_cpu(measured, START)
     for name in FITTED:

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from streamplace.model.performance import CostModel, path_latency, predict, routed_flows
+from streamplace.model.performance import CostModel, path_latency, predict, routed_flows, worker_connections
 from streamplace.evaluate.records import evaluation_record
 from streamplace.model import Cluster, Node, Operator, Placement, Problem, Stream, Topology
 from streamplace.model.graph import stream_flows
@@ -9,8 +9,9 @@ from streamplace.model.graph import stream_flows
 # ser per tuple per side = 1e-5 + 1e-8 x 1000 B = 2e-5 s; wire = 1000 + 24 B
 def worked_model(**constants) -> CostModel:
     """The model the hand-worked figures below use: no engine cost per tuple, no fixed CPU per
-    executor, worker or node."""
-    return CostModel(**{"task_cpu_per_tuple": 0.0, "worker_cpu": 0.0, "node_cpu": 0.0, "executor_cpu": 0.0, **constants})
+    executor, worker, connection or node."""
+    return CostModel(**{"task_cpu_per_tuple": 0.0, "worker_cpu": 0.0, "node_cpu": 0.0, "executor_cpu": 0.0,
+                        "connection_cpu": 0.0, **constants})
 
 
 MODEL = worked_model(ser_cpu_per_tuple=1e-5, ser_cpu_per_byte=1e-8, header_bytes=24.0)
@@ -205,3 +206,21 @@ def test_no_demand_means_unbounded_and_json_safe():
     perf = predict(p, Placement(node=[0, 0], worker=[0, 0]), worked_model(default_cpu_per_tuple=0.0))
     assert perf.max_scale == np.inf and perf.bottleneck is None and perf.cpu_utilisation.tolist() == [0.0]
     assert perf.summary() == {"throughput": None, "bottleneck": None, "latency_ms": 0.0}
+
+
+def test_worker_connections_by_hand():
+    """s (2 tasks) -> k (2 tasks) on nodes a and b with two workers each: s runs in a0 and a1, k
+    in a0 and b0. Storm connects each worker to every other worker holding a task of a component
+    its own send to, whatever the grouping (global sends every tuple to k0 in a0, yet a0 and a1
+    connect to b0 too): a0->b0, a1->a0, a1->b0 (a0->a0 is inside one worker). Each connection
+    counts at both ends."""
+    topo = Topology.build("two", [Operator("s", 2, source_rate=10.0), Operator("k", 2, role="sink")],
+                          [Stream("s", "k", grouping="global")])
+    cluster = Cluster.build("c", [Node("a", 4, slots=2, cores=1), Node("b", 4, slots=2, cores=1)])
+    placement = Placement(node=[0, 0, 0, 1], worker=[0, 1, 0, 0])   # s0 a0, s1 a1, k0 a0, k1 b0
+    assert worker_connections(topo, placement, cluster).tolist() == [4.0, 2.0]
+    model = worked_model(connection_cpu=0.01)
+    capacity = predict(Problem.from_topology(topo, cluster), placement, model).cpu_capacity
+    assert np.allclose(capacity, [1 - 0.04, 1 - 0.02])   # beside no other fixed cost
+    alone = Placement(node=[0, 0, 0, 0], worker=[0, 0, 0, 0])   # one worker: no connection, full capacity
+    assert worker_connections(topo, alone, cluster).tolist() == [0.0, 0.0]
