@@ -72,17 +72,16 @@ class CostModel:
     #: Netty per-message handling): 1.36 us, fitted to the Storm testbed with the constants below,
     #: to the CPU each node's cgroup used (docs/performance-model.md, "Operating point: idle sleeps
     #: of 10 ms", "A second testbed of the training runs", "Connections between workers": 296 node
-    #: measurements, each the mean of
-    #: two runs in two testbeds, of the linear, diamond and star micro-benchmarks, I/O- and
-    #: CPU-intensive, on heterogeneous clusters and on 8 high nodes, and of trending-topics on
-    #: 2 high + 2 low, 81 placements, 162 runs, 2026-11-26; workers compiling with C1 only, spouts
-    #: spending their operator's CPU, idle executors sleeping 10 ms at a time, 64-kB network
-    #: buffers between workers). The analytic guess was 2 us; the same runs without
+    #: measurements, each the mean of two runs in two testbeds, of the linear, diamond and star
+    #: micro-benchmarks, I/O- and CPU-intensive, on heterogeneous clusters and on 8 high nodes, and
+    #: of trending-topics on 2 high + 2 low, 81 placements, 162 runs, 2026-11-26; workers compiling
+    #: with C1 only, spouts spending their operator's CPU, idle executors sleeping 10 ms at a time,
+    #: 64-kB network buffers between workers). The analytic guess was 2 us; the same runs without
     #: ``connection_cpu`` gave 1.77 us (docs/cost-models/testbed-fit-no-connections.json), one
-    #: testbed of them 1.33 us (docs/cost-models/testbed-fit-10ms-one-training-testbed.json),
-    #: with 1-ms idle sleeps 1.93 us (docs/cost-models/testbed-fit-1ms-sleeps.json), without the
-    #: 8-high runs 1.84 us (docs/cost-models/testbed-fit-small-buffers-no-8high.json), with
-    #: Storm's 16-MB buffers 8.38 us (docs/cost-models/testbed-fit-16mb-buffers.json).
+    #: testbed of them 1.33 us (docs/cost-models/testbed-fit-10ms-one-training-testbed.json), with
+    #: 1-ms idle sleeps 1.93 us (docs/cost-models/testbed-fit-1ms-sleeps.json), without the 8-high
+    #: runs 1.84 us (docs/cost-models/testbed-fit-small-buffers-no-8high.json), with Storm's 16-MB
+    #: buffers 8.38 us (docs/cost-models/testbed-fit-16mb-buffers.json).
     ser_cpu_per_tuple: float = 1.36e-06
     #: CPU s per payload byte per side: 5 ns/B, i.e. ~200 MB/s per core, Kryo-class throughput.
     ser_cpu_per_byte: float = 5e-9
@@ -104,18 +103,17 @@ class CostModel:
     machine_speed: Mapping[str, float] = field(default_factory=dict)
     #: CPU s per tuple that every task pays on top of its operator's own work: the engine's
     #: per-tuple cost (executor queue hand-off, emit and routing, task hooks): 1.03 us, fitted to
-    #: the testbed with ``ser_cpu_per_tuple`` (same fit; 0.509 us without ``connection_cpu``,
-    #: 0.964 us to one testbed of its runs,
-    #: 0.325 us with 1-ms idle sleeps, 0.253 us without the 8-high runs, 1.44 us by the node-CPU
-    #: fit with 16-MB buffers).
+    #: the testbed with ``ser_cpu_per_tuple`` (same fit; 0.509 us without ``connection_cpu``, 0.964
+    #: us to one testbed of its runs, 0.325 us with 1-ms idle sleeps, 0.253 us without the 8-high
+    #: runs, 1.44 us by the node-CPU fit with 16-MB buffers).
     task_cpu_per_tuple: float = 1.03e-06
     #: cores each worker process uses whatever its load and however many workers it talks to
     #: (heartbeats, metrics ticks, JVM threads); subtracted from its node's CPU capacity: 0.00377
-    #: cores, fitted to the testbed with ``ser_cpu_per_tuple`` (same fit; without
-    #: ``connection_cpu``, which then falls to this constant: 0.0172, 0.0152 to one testbed of its
-    #: runs, 0.0183 with 1-ms idle sleeps, 0.0335 without the 8-high runs, whose 0.19-core nodes
-    #: host up to four workers; 0.0227 with 16-MB buffers; on diamond and star the CPU outside the
-    #: executor threads alone gave 0.032).
+    #: cores, fitted to the testbed with ``ser_cpu_per_tuple`` (same fit; 0.0172 without
+    #: ``connection_cpu``, whose share it then takes; 0.0152 to one testbed of its runs, 0.0183 with
+    #: 1-ms idle sleeps, 0.0335 without the 8-high runs, whose 0.19-core nodes host up to four
+    #: workers; 0.0227 with 16-MB buffers; on diamond and star the CPU outside the executor threads
+    #: alone gave 0.032).
     worker_cpu: float = 0.00377
     #: cores each node that hosts at least one worker uses whatever its load (its Storm supervisor,
     #: the worker launches' log pumps); subtracted from its CPU capacity: 0.0278 cores, fitted to
@@ -137,9 +135,9 @@ class CostModel:
     #: (``WorkerState.refreshConnections``); which part of an open connection costs CPU was not
     #: measured apart. 0.000932 cores, fitted to the testbed with ``ser_cpu_per_tuple`` (same fit,
     #: in which ``worker_cpu`` falls from 0.0172 to 0.00377: on frequent-routes and smart-home
-    #: Storm's even scheduler gives a node 44-107 connection ends, the optimal placements 0-48). Chosen by
-    #: leave-one-experiment-out: 6.9 % median error and mean tau +0.771, against 7.6 % and +0.769
-    #: without it. 0 in the cost model files fitted before it existed.
+    #: Storm's even scheduler gives a node 44-107 connection ends, the optimal placements 0-48).
+    #: Chosen by leave-one-experiment-out: 6.9 % median error and mean tau +0.771, against 7.6 % and
+    #: +0.769 without it. 0 in the cost model files fitted before it existed.
     connection_cpu: float = 0.000932
     #: the largest fraction of a node's cores its fixed costs (``worker_cpu``, ``node_cpu``,
     #: ``executor_cpu`` and ``connection_cpu``) take (1: charged in full however small the node): on

@@ -191,6 +191,23 @@ def _launch_gateway(conf: dict[str, str]) -> None:
             os.close(write)   # the JVM holds its own copy; the filter ends when the JVM exits
         SparkContext._gateway = gateway
         SparkContext._jvm = gateway.jvm
+        atexit.register(_end_jvm, gateway.proc)   # runs before the removal of its temporary directory
+
+
+def _end_jvm(proc: subprocess.Popen, grace: float = 10.0) -> None:
+    """At exit: end PySpark's JVM and wait for it, so that no JVM outlives the command. The JVM
+    exits when its stdin closes (PySpark's own way of ending it with the Python process, which
+    alone would leave it running for a moment after this process is gone); SIGKILL after
+    ``grace`` seconds."""
+    if proc.poll() is not None:
+        return
+    try:
+        if proc.stdin is not None:
+            proc.stdin.close()
+        proc.wait(timeout=grace)
+    except (OSError, subprocess.TimeoutExpired):
+        proc.kill()
+        proc.wait()
 
 
 def active_session():
@@ -205,7 +222,7 @@ def active_session():
 
 
 def stop_session(spark) -> None:
-    """Stop the session and its SparkContext (the JVM exits with the Python process)."""
+    """Stop the session and its SparkContext (the JVM is ended at exit: :func:`_end_jvm`)."""
     spark.stop()
 
 

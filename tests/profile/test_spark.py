@@ -106,3 +106,18 @@ def test_a_cli_run_leaves_nothing_in_the_temporary_directory(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "p").is_dir()
     assert list(scratch.iterdir()) == []
+
+
+def test_no_spark_jvm_outlives_the_process_that_started_it(tmp_path):
+    """PySpark's JVM alone would exit a moment after its Python process; a command waits for it."""
+    script = ("from pyspark import SparkContext\n"
+              "from streamplace.profile.spark import start_session, stop_session\n"
+              "spark = start_session('local[1]', fast_start=True)\n"
+              "print(SparkContext._gateway.proc.pid, flush=True)\n"
+              "spark.range(10).count()\n"
+              "stop_session(spark)\n")
+    env = {k: v for k, v in os.environ.items() if k != "STREAMPLACE_SPARK_MASTER"}
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    pid = int(proc.stdout.split()[0])
+    assert not os.path.exists(f"/proc/{pid}"), open(f"/proc/{pid}/stat").read()
