@@ -163,8 +163,9 @@ def _node_cores_measured(cases, true, extra=0.0):
         perf = predict(c.problem, c.placement, true)
         workers = c.placement.workers_used(c.problem.cluster)
         tasks = np.bincount(c.placement.node, minlength=c.problem.cluster.n_nodes)
+        connections = worker_connections(c.problem.topology, c.placement, c.problem.cluster)
         cores = (perf.cpu_demand * perf.max_scale + true.worker_cpu * workers + true.node_cpu * (workers > 0)
-                 + true.executor_cpu * tasks + true.connection_cpu * worker_connections(c.problem.topology, c.placement, c.problem.cluster))
+                 + true.executor_cpu * tasks + true.connection_cpu * connections)
         out.append(dataclasses.replace(c, measured=float(m), node_cores={
             n.name: float(v) + extra * n.cores for n, v in zip(c.problem.cluster.nodes, cores)}))
     return out

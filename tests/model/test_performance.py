@@ -222,5 +222,5 @@ def test_worker_connections_by_hand():
     model = worked_model(connection_cpu=0.01)
     capacity = predict(Problem.from_topology(topo, cluster), placement, model).cpu_capacity
     assert np.allclose(capacity, [1 - 0.04, 1 - 0.02])   # beside no other fixed cost
-    alone = Placement(node=[0, 0, 0, 0], worker=[0, 0, 0, 0])   # one worker: no connection, full capacity
+    alone = Placement(node=[0, 0, 0, 0], worker=[0, 0, 0, 0])   # one worker: no connection
     assert worker_connections(topo, alone, cluster).tolist() == [0.0, 0.0]

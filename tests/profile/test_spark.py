@@ -108,7 +108,7 @@ def test_a_cli_run_leaves_nothing_in_the_temporary_directory(tmp_path):
     assert list(scratch.iterdir()) == []
 
 
-def test_no_spark_jvm_outlives_the_process_that_started_it(tmp_path):
+def test_no_spark_jvm_outlives_the_process_that_started_it():
     """PySpark's JVM alone would exit a moment after its Python process; a command waits for it."""
     script = ("from pyspark import SparkContext\n"
               "from streamplace.profile.spark import start_session, stop_session\n"
