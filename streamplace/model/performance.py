@@ -319,21 +319,16 @@ def worker_connections(topology: Topology, placement: Placement, cluster: Cluste
     """Connections between workers per node, each counted at both of its ends: worker A
     connects to every other worker B that hosts a task of a component that one of A's components
     sends to (any stream, any grouping, as Storm's ``WorkerState.refreshConnections`` does)."""
-    slot = placement.slot_ids(cluster)
-    width = int(cluster.slots.max())
-    n_slots = cluster.n_nodes * width
-
-    def slots_of(operator: str) -> np.ndarray:
-        tasks = topology.tasks_of(operator)
-        return np.unique(slot[tasks.start:tasks.stop])
-    pairs = [(slots_of(s.src)[:, None] * n_slots + slots_of(s.dst)[None, :]).ravel() for s in topology.streams]
-    ends = np.zeros(cluster.n_nodes)
-    if pairs:
-        src, dst = np.divmod(np.unique(np.concatenate(pairs)), n_slots)
-        apart = src != dst
-        ends += np.bincount(src[apart] // width, minlength=cluster.n_nodes)
-        ends += np.bincount(dst[apart] // width, minlength=cluster.n_nodes)
-    return ends
+    used, worker_of_task = np.unique(placement.slot_ids(cluster), return_inverse=True)
+    hosts = np.zeros((len(topology.operators), len(used)))   # operator x worker: hosts a task of it
+    hosts[topology.operator_of_task, worker_of_task] = 1.0
+    sends = np.zeros((len(topology.operators), len(topology.operators)))
+    for s in topology.streams:
+        sends[topology.index[s.src], topology.index[s.dst]] = 1.0
+    linked = hosts.T @ sends @ hosts > 0   # worker -> worker
+    np.fill_diagonal(linked, False)
+    ends = linked.sum(axis=1) + linked.sum(axis=0)
+    return np.bincount(used // int(cluster.slots.max()), weights=ends, minlength=cluster.n_nodes).astype(float)
 
 
 def stream_hops(topology: Topology, placement: Placement, cluster: Cluster, flows, model: CostModel) -> list[Hops]:
