@@ -322,10 +322,7 @@ def worker_connections(topology: Topology, placement: Placement, cluster: Cluste
     used, worker_of_task = np.unique(placement.slot_ids(cluster), return_inverse=True)
     hosts = np.zeros((len(topology.operators), len(used)))   # operator x worker: hosts a task of it
     hosts[topology.operator_of_task, worker_of_task] = 1.0
-    sends = np.zeros((len(topology.operators), len(topology.operators)))
-    for s in topology.streams:
-        sends[topology.index[s.src], topology.index[s.dst]] = 1.0
-    linked = hosts.T @ sends @ hosts > 0   # worker -> worker
+    linked = hosts.T @ topology.operator_links @ hosts > 0   # worker -> worker
     np.fill_diagonal(linked, False)
     ends = linked.sum(axis=1) + linked.sum(axis=0)
     return np.bincount(used // int(cluster.slots.max()), weights=ends, minlength=cluster.n_nodes).astype(float)

@@ -206,6 +206,14 @@ class Topology:
         return np.repeat([float(op.load) for op in self.operators], [op.parallelism for op in self.operators])
 
     # ------------------------------------------------------------------ operator graph
+    @cached_property
+    def operator_links(self) -> np.ndarray:
+        """Operator x operator (declaration order): 1.0 where a stream runs from the first to the second."""
+        links = np.zeros((len(self.operators), len(self.operators)))
+        for s in self.streams:
+            links[self.index[s.src], self.index[s.dst]] = 1.0
+        return links
+
     def upstream(self, name: str) -> list[Stream]:
         return [s for s in self.streams if s.dst == name]
 

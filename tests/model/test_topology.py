@@ -21,6 +21,11 @@ def test_tasks_are_contiguous_per_operator_in_declaration_order():
         t.task_id("zz[0]")
 
 
+def test_operator_links_mark_each_stream_once():
+    t = topo([Operator("a", 2), Operator("b", 3), Operator("c", 1)], [Stream("a", "b"), Stream("a", "c"), Stream("b", "c")])
+    assert t.operator_links.tolist() == [[0, 1, 1], [0, 0, 1], [0, 0, 0]]
+
+
 def test_topological_order_and_sources():
     t = topo([Operator("sink", 1), Operator("mid", 1), Operator("src", 1)], [Stream("src", "mid"), Stream("mid", "sink")])
     assert t.topological_order == ["src", "mid", "sink"]
