@@ -171,7 +171,7 @@ def cli(ctx, debug, memory_limit):
     ctx.obj = {"debug": debug}
     if memory_limit is not None:
         import os
-        from .model.memory import ENV, parse_size
+        from .memory import ENV, parse_size
         try:
             parse_size(memory_limit)
         except ValueError:

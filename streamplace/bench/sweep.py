@@ -71,7 +71,8 @@ from ..model.specs import (SpecError, atomic_write_bytes, atomic_write_text, clu
                            load_cluster, load_topology, read_document, topology_from_dict, topology_to_dict)
 from ..profile.spark import spark_session
 from ..schedulers import REGISTRY, ParameterError, available, make_scheduler
-from ..schedulers.base import MAX_TIME_LIMIT
+from ..files import quote
+from ..schedulers.base import MAX_SEED, MAX_TIME_LIMIT
 from ..schedulers.status import has_placement
 from ..workloads.catalogue import CLUSTER_GENERATORS, PRESETS, REQUIRED, Arg, Generator, TOPOLOGIES
 
@@ -279,8 +280,8 @@ class _Grid:
     def seeds(self, doc) -> list[int]:
         seeds = self.values(doc.get("seeds", [0]), "seeds")
         for j, s in enumerate(seeds):
-            if isinstance(s, bool) or not isinstance(s, int):
-                self.fail(f"seeds[{j}]", f"must be an integer, got {s!r}")
+            if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s <= MAX_SEED:
+                self.fail(f"seeds[{j}]", f"must be an integer between 0 and {MAX_SEED}, got {quote(s)}")
         return seeds
 
     def list(self, doc, key: str) -> list:

@@ -8,6 +8,8 @@ is computed from the task graph (:func:`~streamplace.evaluate.metrics.inter_node
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import re
 from dataclasses import dataclass
 
@@ -37,11 +39,13 @@ class PlanDiff:
     """``moves``: every task whose node or worker differs, in task order; ``node_moves`` of them
     change node, ``worker_moves`` stay on their node in another worker; ``nodes_touched``: the
     nodes a task leaves, reaches or changes worker on; ``traffic_delta``: inter-node traffic of
-    the second placement minus the first's (None when it cannot be known)."""
+    the second placement minus the first's (None when it cannot be known: without the job, or when
+    a placement's traffic exceeds what a double holds; ``notes`` then says why)."""
 
     moves: tuple[Move, ...]
     nodes_touched: tuple[str, ...]
     traffic_delta: float | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def node_moves(self) -> int:
@@ -52,9 +56,12 @@ class PlanDiff:
         return len(self.moves) - self.node_moves
 
     def to_dict(self) -> dict:
-        return {"node_moves": self.node_moves, "worker_moves": self.worker_moves,
-                "nodes_touched": list(self.nodes_touched), "traffic_delta": self.traffic_delta,
-                "moves": [m.to_dict() for m in self.moves]}
+        record = {"node_moves": self.node_moves, "worker_moves": self.worker_moves,
+                  "nodes_touched": list(self.nodes_touched), "traffic_delta": self.traffic_delta,
+                  "moves": [m.to_dict() for m in self.moves]}
+        if self.notes:
+            record["notes"] = list(self.notes)
+        return record
 
 
 def _natural(label: str) -> tuple[str, int]:
@@ -83,6 +90,12 @@ def targets_of(problem: Problem, placement: Placement) -> Targets:
 
 
 def diff_placements(problem: Problem, first: Placement, second: Placement) -> PlanDiff:
-    """The diff of two placements of ``problem``, with the inter-node traffic change."""
-    return diff_targets(targets_of(problem, first), targets_of(problem, second), order=list(problem.topology.task_labels),
-                        traffic_delta=inter_node_cost(problem, second) - inter_node_cost(problem, first))
+    """The diff of two placements of ``problem``, with the inter-node traffic change (None, with a
+    note, when it is not a finite number)."""
+    delta = inter_node_cost(problem, second) - inter_node_cost(problem, first)
+    diff = diff_targets(targets_of(problem, first), targets_of(problem, second), order=list(problem.topology.task_labels),
+                        traffic_delta=delta if math.isfinite(delta) else None)
+    if math.isfinite(delta):
+        return diff
+    return dataclasses.replace(diff, notes=("traffic_delta: the inter-node traffic of a placement exceeds the largest "
+                                            "number a double holds (rates multiplied along the job), so its change is unknown",))

@@ -12,6 +12,7 @@ from functools import cached_property
 
 import numpy as np
 
+from ..memory import cluster_bytes, over_limit
 from .errors import FieldError, check_non_negative, index_names
 
 DEFAULT_SLOTS = 4
@@ -21,6 +22,15 @@ DEFAULT_BANDWIDTH = 125e6  # bytes/s: 1 Gbit/s Ethernet, the papers' testbeds
 
 class ClusterError(FieldError):
     """A cluster that violates a rule; ``field_path`` names the offending field."""
+
+
+def check_cluster_size(n_nodes: int, n_slots: int, field_path: str = "nodes") -> None:
+    """Refuse (:class:`ClusterError`, with the estimate) a cluster whose nodes and worker slots
+    would not fit the memory limit: called by every generator before it builds a node and by
+    the spec loader before it expands ``groups``."""
+    refusal = over_limit(cluster_bytes(n_nodes, n_slots), f"{n_nodes:,} nodes with {n_slots:,} worker slots")
+    if refusal:
+        raise ClusterError(field_path, refusal)
 
 
 @dataclass(frozen=True)
@@ -63,6 +73,7 @@ class Cluster:
             if isinstance(node.slots, bool) or not isinstance(node.slots, int) or node.slots < 1:
                 raise ClusterError(f"{where}.slots", f"must be an integer >= 1, got {node.slots}")
             check_non_negative(node, ("cores", "memory_mb", "bandwidth"), where, ClusterError)
+        check_cluster_size(len(self.nodes), sum(node.slots for node in self.nodes))
 
     @property
     def n_nodes(self) -> int:

@@ -14,7 +14,7 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-from .memory import over_limit, problem_bytes
+from ..memory import over_limit, problem_bytes
 from .topology import Stream, Topology, TopologyError
 
 MAX_EDGES = 50_000_000

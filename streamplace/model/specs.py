@@ -1,6 +1,7 @@
 """Topology, cluster and placement files (YAML or JSON) <-> model objects.
 
-Files load with safe loaders only (``yaml.safe_load``, ``json``). Every problem is raised as
+Files are read and written through :mod:`streamplace.files` (size limits, strict parsing,
+atomic writes that never replace an input). Every problem is raised as
 :class:`SpecError` carrying the file, the field path (``operators[2].parallelism``) and the
 problem, so the CLI can print the one line ``streamplace: FILE: FIELD: problem``. Sizes are
 checked before anything large is allocated (the README's "Exit codes, errors and safety").
@@ -8,98 +9,20 @@ checked before anything large is allocated (the README's "Exit codes, errors and
 
 from __future__ import annotations
 
-import errno
-import json
 import math
 import os
-import tempfile
 from dataclasses import fields as dc_fields
 from pathlib import Path
 from typing import Any, Callable
 
-import yaml
-
-from .cluster import Cluster, ClusterError, Node
+from ..files import SpecError, atomic_write_bytes, atomic_write_text, quote, read_document, write_document
+from .cluster import DEFAULT_SLOTS, Cluster, ClusterError, Node, check_cluster_size
 from .placement import Placement, PlacementError
 from .topology import Operator, Stream, Topology, TopologyError
 
 MAX_TASKS = 10_000_000
 MAX_NODES = 1_000_000
 MAX_NUMBER = 1e12  # every number in a spec: finite, 0..10^12 (larger ones overflow the metrics to inf/NaN)
-
-
-class SpecError(ValueError):
-    """A bad spec file: ``str(err)`` is ``FILE: FIELD: problem``."""
-
-    def __init__(self, file: str | os.PathLike, field_path: str, problem: str):
-        self.file = str(file)
-        self.field_path = field_path
-        self.problem = problem
-        super().__init__(f"{self.file}: {field_path}: {problem}" if field_path else f"{self.file}: {problem}")
-
-
-# ---------------------------------------------------------------------- reading files
-def read_document(path: str | os.PathLike) -> Any:
-    """Parse a YAML (``.yaml``/``.yml``) or JSON file; anything else is tried as YAML."""
-    p = Path(path)
-    if not p.exists():
-        raise SpecError(p, "", "file not found")
-    if p.is_dir():
-        raise SpecError(p, "", "is a directory, expected a YAML or JSON file")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SpecError(p, "", f"cannot read: {exc}") from None
-    if not text.strip():
-        raise SpecError(p, "", "file is empty")
-    try:
-        if p.suffix.lower() == ".json":
-            return json.loads(text)
-        return yaml.safe_load(text)
-    except json.JSONDecodeError as exc:
-        raise SpecError(p, "", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
-        raise SpecError(p, "", f"invalid YAML{where}: {getattr(exc, 'problem', None) or exc}") from None
-
-
-def write_document(data: Any, path: str | os.PathLike) -> None:
-    """Write JSON (``.json``) or YAML atomically: temporary file then rename."""
-    p = Path(path)
-    text = json.dumps(data, indent=2) + "\n" if p.suffix.lower() == ".json" else yaml.safe_dump(data, sort_keys=False)
-    atomic_write_text(p, text)
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write to a temporary name then rename, so an interrupted run never leaves half a file.
-    World-readable (0644): results and reports are meant to be shared. A failure (unwritable
-    directory, full disk) is an ``OSError`` naming ``path``, never the temporary name."""
-    from ..interrupt import temporary
-    path = Path(path)
-    if path.is_dir():
-        raise IsADirectoryError(errno.EISDIR, "is a directory, expected a file name", str(path))
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise type(exc)(exc.errno, f"cannot write: {exc.strerror or exc}", str(path)) from None
-    with temporary(tmp):
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                os.fchmod(fh.fileno(), 0o644)
-                fh.write(data)
-            os.replace(tmp, path)
-        except OSError as exc:
-            Path(tmp).unlink(missing_ok=True)
-            raise type(exc)(exc.errno, f"cannot write: {exc.strerror or exc}", str(path)) from None
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
 
 
 # ---------------------------------------------------------------------- field checking
@@ -109,11 +32,11 @@ def _is_number(v: Any) -> bool:
 
 def _number(v, where, fail):
     if not _is_number(v):
-        fail(where, f"must be a number, got {v!r}")
+        fail(where, f"must be a number, got {quote(v)}")
     if v < 0:
-        fail(where, f"must be >= 0, got {v!r}")
+        fail(where, f"must be >= 0, got {quote(v)}")
     if v > MAX_NUMBER:
-        fail(where, f"must be at most {MAX_NUMBER:g}, got {v!r}")
+        fail(where, f"must be at most {MAX_NUMBER:g}, got {quote(v)}")
     return float(v)
 
 
@@ -121,13 +44,15 @@ def _integer(v, where, fail):
     if isinstance(v, bool) or not isinstance(v, int):
         if isinstance(v, float) and v.is_integer():
             return int(v)
-        fail(where, f"must be an integer, got {v!r}")
+        fail(where, f"must be an integer, got {quote(v)}")
+    if abs(v) > MAX_NUMBER:
+        fail(where, f"must be at most {MAX_NUMBER:g} in size, got {quote(v)}")
     return v
 
 
 def _string(v, where, fail):
     if not isinstance(v, str) or not v:
-        fail(where, f"must be a non-empty string, got {v!r}")
+        fail(where, f"must be a non-empty string, got {quote(v)}")
     return v
 
 
@@ -135,7 +60,7 @@ def _operator_name(v, where, fail):
     """Task labels are ``name[i]``: a name with brackets or surrounding spaces would not read back."""
     _string(v, where, fail)
     if any(ch in v for ch in "[]") or v != v.strip():
-        fail(where, f"an operator name may not contain '[' or ']' or start or end with a space, got {v!r}")
+        fail(where, f"an operator name may not contain '[' or ']' or start or end with a space, got {quote(v)}")
     return v
 
 
@@ -272,6 +197,10 @@ def cluster_from_dict(doc: Any, path: str | os.PathLike = "<cluster>") -> Cluste
             total += g["count"]
         if total > MAX_NODES:
             fail("groups", f"the cluster has {total:,} nodes (limit {MAX_NODES:,})")
+        try:
+            check_cluster_size(total, sum(g["count"] * g.get("slots", DEFAULT_SLOTS) for g in groups), "groups")
+        except ClusterError as exc:
+            fail(exc.field_path, exc.problem)
         width = max(2, len(str(max(total - 1, 0))))
         for g in groups:
             count, prefix = g.pop("count"), g.pop("prefix", "node")
@@ -328,9 +257,11 @@ def placement_from_dict(doc: Any, topo: Topology, cluster: Cluster, path: str | 
         try:
             t = topo.task_id(label)
         except KeyError:
-            fail(where, f"unknown task {label!r} (labels are op[i] with op an operator of {topo.name!r})")
+            fail(where, f"unknown task {quote(label)} (labels are op[i] with op an operator of {topo.name!r})")
+        if node[t] >= 0:
+            fail(where, f"task {topo.task_labels[t]} is placed twice")
         if name not in cluster.index:
-            fail(f"{where}.node", f"unknown node {name!r}")
+            fail(f"{where}.node", f"unknown node {quote(name)}")
         node[t] = cluster.index[name]
         worker[t] = w
     missing = [topo.task_labels[t] for t in range(n) if node[t] < 0]

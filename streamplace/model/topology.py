@@ -14,7 +14,7 @@ from functools import cached_property
 import numpy as np
 
 from .errors import FieldError, check_non_negative, index_names
-from .memory import describe_limit, memory_limit
+from ..memory import describe_limit, memory_limit
 
 GROUPINGS = ("shuffle", "fields", "global", "all", "local_or_shuffle")
 ROLES = ("source", "compute", "sink")

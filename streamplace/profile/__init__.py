@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from ..model import TaskGraph, Topology
-from ..model.specs import SpecError
+from ..files import SpecError, check_total_size, note_input, read_document
 
 TRAFFIC_COLUMNS = ("window_start", "window_seconds", "src_task", "dst_task", "tuples", "bytes")
 LOAD_COLUMNS = ("window_start", "window_seconds", "task", "executed", "cpu_seconds")
@@ -132,7 +132,10 @@ def inspect_input(path: str | os.PathLike, fmt: str | None = None, required: tup
     if not p.exists():
         raise SpecError(p, "", "file not found")
     fmt = input_format(p, fmt)
-    columns = _columns(p, fmt, _data_files(p))
+    files = _data_files(p)
+    note_input(p)
+    check_total_size(files, p, what=f"{fmt} records")
+    columns = _columns(p, fmt, files)
     missing = [c for c in required if c not in columns]
     if missing:
         raise SpecError(p, missing[0], f"missing column (the file has columns {', '.join(columns)}; expected {', '.join(required)})")
@@ -144,6 +147,7 @@ def _read_parquet(path: Path, columns: tuple[str, ...]):
 
     if not path.exists():
         raise SpecError(path, "", "file not found (is this a profile directory written by `streamplace profile`?)")
+    check_total_size([path], path, what="profile data", in_memory="parquet")
     try:
         table = pq.read_table(path)
     except Exception as exc:  # pyarrow raises several types for unreadable files
@@ -173,10 +177,8 @@ def read_summary(profile_dir: str | os.PathLike) -> dict:
     path = root / "summary.json"
     if not path.exists():
         raise SpecError(path, "", "file not found (is this a profile directory written by `streamplace profile`?)")
-    try:
-        summary = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise SpecError(path, "", f"cannot read: {exc}") from None
+    note_input(root, tree=True)
+    summary = read_document(path, what="profile summary (JSON)")
     if not isinstance(summary, dict):
         raise SpecError(path, "", "expected a JSON object")
     return summary

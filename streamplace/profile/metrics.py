@@ -34,9 +34,7 @@ aggregates (windows x edges) and the distinct windows reach the driver.
 
 from __future__ import annotations
 
-import json
 import math
-import os
 import shutil
 import time
 from dataclasses import dataclass
@@ -51,7 +49,7 @@ from pyspark.sql import types as T
 
 from ..interrupt import temporary
 from ..model import Topology
-from ..model.specs import SpecError, atomic_write_text
+from ..files import SpecError, atomic_write_text, check_output_dir, dumps_json, replace_dir, stage_dir
 from . import EDGE_COLUMNS, LOAD_COLUMNS, LOAD_RATE_COLUMNS, TRAFFIC_COLUMNS, WEIGHTS, InputFile, inspect_input
 
 REASONS = ("malformed_record", "missing_value", "non_numeric", "bad_timestamp", "bad_window", "negative_value",
@@ -207,6 +205,11 @@ def _rates(per_window: DataFrame, windows: pd.DataFrame, kind: RecordKind, topol
     out = pd.DataFrame({c: labels[frame[k].to_numpy(dtype=np.int64)] for c, k in zip(kind.task_columns, keys)})
     for r in kind.rate_columns:
         out[r] = frame[r].to_numpy(dtype=float) / observed
+        overflow = np.flatnonzero(~np.isfinite(out[r].to_numpy()))
+        if overflow.size:   # a sum of finite counts beyond a double's range: refused, never written as inf
+            first = " -> ".join(str(out[c].iloc[overflow[0]]) for c in kind.task_columns)
+            raise SpecError(f"{kind.name} records", r, f"the counts of {overflow.size} task(s) add up beyond the largest "
+                                                       f"number a double holds (first {first}); check the records' values")
     info = {"windows": int(len(windows)), "observed_seconds": observed, "first_window_start": float(windows["ws"].min()),
             "last_window_end": t_end}
     return out, info
@@ -383,36 +386,23 @@ def build_profile(spark: SparkSession, topology: Topology, traffic, load=(), *, 
 
 
 def _write(out: Path, profile: Profile, rejected: dict) -> None:
-    """Write into a sibling temporary directory, then swap it in (no half-written profile)."""
-    if out.exists() and not out.is_dir():
-        raise SpecError(out, "", "exists and is not a directory")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.partial-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
-    with temporary(tmp):
-        _fill_and_swap(tmp, out, profile, rejected)
-
-
-def _fill_and_swap(tmp: Path, out: Path, profile: Profile, rejected: dict) -> None:
+    """Build the profile in a hidden directory beside ``out``, then swap it in (no half-written
+    profile; never over an input: :func:`streamplace.files.replace_dir`)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    try:
-        pq.write_table(pa.Table.from_pandas(profile.edges[list(EDGE_COLUMNS)], preserve_index=False), tmp / "edges.parquet")
-        pq.write_table(pa.Table.from_pandas(profile.loads[list(LOAD_RATE_COLUMNS)], preserve_index=False), tmp / "loads.parquet")
-        for name, df in rejected.items():
-            if df is not None:
-                df.write.mode("overwrite").parquet(str(tmp / "rejected" / name))
-        (tmp / "rejected").mkdir(exist_ok=True)
-        atomic_write_text(tmp / "summary.json", json.dumps(profile.summary, indent=2) + "\n")
-        if out.exists():
-            old = out.parent / f".{out.name}.old-{os.getpid()}"
-            out.rename(old)
-            tmp.rename(out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            tmp.rename(out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    check_output_dir(out)
+    tmp = stage_dir(out)
+    with temporary(tmp):
+        try:
+            pq.write_table(pa.Table.from_pandas(profile.edges[list(EDGE_COLUMNS)], preserve_index=False), tmp / "edges.parquet")
+            pq.write_table(pa.Table.from_pandas(profile.loads[list(LOAD_RATE_COLUMNS)], preserve_index=False), tmp / "loads.parquet")
+            for name, df in rejected.items():
+                if df is not None:
+                    df.write.mode("overwrite").parquet(str(tmp / "rejected" / name))
+            (tmp / "rejected").mkdir(exist_ok=True)
+            atomic_write_text(tmp / "summary.json", dumps_json(profile.summary) + "\n")
+            replace_dir(tmp, out)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise

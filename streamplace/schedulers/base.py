@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..files import quote
 from ..model import Placement, Problem
 from .status import Status
 
@@ -252,6 +253,21 @@ def _convert(value: str, annotation: Any, key: str):
     raise ParameterError(f"parameter {key}: cannot read {value!r} as {' or '.join(getattr(k, '__name__', str(k)) for k in kinds)}")
 
 
+MAX_SEED = 2**31 - 1   # CP-SAT and METIS take 32-bit seeds
+
+
+def _check_ranges(cls, kwargs: dict) -> None:
+    """The ranges every scheduler shares, wherever the value comes from: a time budget within
+    0..:data:`MAX_TIME_LIMIT` seconds, a seed within 0..:data:`MAX_SEED`."""
+    budget = kwargs.get(cls.budget_param) if cls.budget_param else None
+    if budget is not None and not (isinstance(budget, (int, float)) and 0 <= budget <= MAX_TIME_LIMIT):
+        raise ParameterError(f"parameter {cls.budget_param}: must be between 0 and {MAX_TIME_LIMIT:g} seconds, "
+                             f"got {quote(budget)}")
+    seed = kwargs.get("seed")
+    if seed is not None and not (isinstance(seed, int) and 0 <= seed <= MAX_SEED):
+        raise ParameterError(f"parameter seed: must be an integer between 0 and {MAX_SEED}, got {quote(seed)}")
+
+
 def make_scheduler(name: str, params: dict[str, Any] | None = None, *, seed: int | None = None,
                    time_limit: float | None = None, profiling: Any = None) -> Scheduler:
     """Instantiate a registered scheduler; string values are converted to the field types.
@@ -275,6 +291,7 @@ def make_scheduler(name: str, params: dict[str, Any] | None = None, *, seed: int
         if key not in known:
             raise ParameterError(f"scheduler {name!r} has no parameter {key!r} (parameters: {', '.join(sorted(known))})")
         kwargs[key] = _convert(value, hints[key], key) if isinstance(value, str) else value
+    _check_ranges(cls, kwargs)
     try:
         return cls(**kwargs)
     except (TypeError, ValueError) as exc:

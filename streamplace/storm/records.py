@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..model import Topology
-from ..model.specs import atomic_write_bytes
+from ..files import atomic_write_bytes, check_total_size
 from ..profile import LOAD_COLUMNS, TRAFFIC_COLUMNS
 
 #: Latency buckets per doubling (``LatencyHistogram.PER_DOUBLING`` in Java).
@@ -25,8 +25,9 @@ EPS = 1e-6
 
 def read_monitor(monitor_dir: Path, kind: str, start: float, end: float) -> pd.DataFrame:
     """All rows of one kind (traffic, load, latency) whose window lies inside ``[start, end]``."""
-    frames = [pd.read_json(p, lines=True, dtype=False) for p in sorted(monitor_dir.glob(f"{kind}-*.jsonl"))
-              if p.stat().st_size > 0]
+    files = [p for p in sorted(monitor_dir.glob(f"{kind}-*.jsonl")) if p.stat().st_size > 0]
+    check_total_size(files, monitor_dir, what=f"{kind} monitoring records", in_memory="json")
+    frames = [pd.read_json(p, lines=True, dtype=False) for p in files]
     if not frames:
         return pd.DataFrame()
     rows = pd.concat(frames, ignore_index=True)

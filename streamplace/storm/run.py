@@ -33,7 +33,8 @@ from pathlib import Path
 
 from ..model import Cluster, Placement, Problem, Topology
 from ..interrupt import temporary
-from ..model.specs import atomic_write_text, topology_to_dict
+from ..files import atomic_write_text, check_output_dir, parse_document, quote, replace_dir, stage_dir
+from ..model.specs import topology_to_dict
 from . import jvm, records
 from .errors import StormError
 from .plans import plan_document, storm_name, workers_of, write_plan
@@ -50,17 +51,13 @@ RESERVED_CONF = {"topology.workers": "the plan (or --workers with --storm-defaul
 def parse_storm_conf(pairs: Sequence[str]) -> dict:
     """``--storm-conf KEY=VALUE`` pairs; VALUE is read as YAML, as Storm reads its own settings
     (``0`` a number, ``true`` a boolean, ``[a, b]`` a list, anything else a string)."""
-    import yaml
     conf = {}
     for pair in pairs:
         key, sep, text = pair.partition("=")
         key = key.strip()
         if not sep or not key or any(c.isspace() for c in key) or not text.strip():
             raise StormError(f"--storm-conf: expected KEY=VALUE (a Storm setting and its value), got {pair!r}")
-        try:
-            conf[key] = yaml.safe_load(text)
-        except yaml.YAMLError:
-            raise StormError(f"--storm-conf {key}: value {text!r} is not a YAML value") from None
+        conf[key] = parse_document(text, f"--storm-conf {quote(key)}", "yaml")   # the reader layer's rules
     return conf
 
 
@@ -369,12 +366,12 @@ def measure(problem: Problem, placement: Placement | None, out_dir: Path, settin
     name = storm_name(topo)
     if settings.duration_s < settings.window_s:
         raise StormError(f"--duration ({settings.duration_s:g} s) must cover at least one window (--window {settings.window_s:g} s)")
+    check_output_dir(out_dir)   # never over an input (the run's own topology, cluster, plan), --force included
     if out_dir.exists() and any(out_dir.iterdir()) and not force:
         raise StormError(f"{out_dir}: output directory exists and is not empty (use --force to replace it)")
     if workers is None:
         workers = workers_of(placement) if placement is not None else int(problem.cluster.slots.sum())
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    stage = stage_dir(out_dir)
     work = Path(tempfile.mkdtemp(prefix="streamplace-storm-"))
     started = time.monotonic()
     with temporary(stage), temporary(work):   # removed also when Ctrl-C abandons this thread
@@ -393,21 +390,11 @@ def _measure(problem, placement, out_dir, settings, workers, fmt, source, on_eve
         run = summarise(problem, placement, result, stage, settings, fmt)
         run.update({"source": source or {}, "wall_s": round(time.monotonic() - started, 2)})
         atomic_write_text(stage / "run.json", json.dumps(run, indent=2) + "\n")
-        _replace_dir(stage, out_dir)
+        replace_dir(stage, out_dir)
         return run
     finally:
         shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(stage, ignore_errors=True)
-
-
-def _replace_dir(stage: Path, out_dir: Path) -> None:
-    if out_dir.exists():
-        old = out_dir.with_name(f".{out_dir.name}.old-{time.time_ns()}")
-        out_dir.rename(old)
-        stage.rename(out_dir)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        stage.rename(out_dir)
 
 
 def _wire_figures(wire: dict | None, seconds: float) -> dict:

@@ -24,13 +24,15 @@ its output over named streams is averaged.
 
 from __future__ import annotations
 
-import json
+import http.client
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..files import MAX_DOCUMENT_BYTES, note_input, parse_document, quote, read_document
 from ..model import Operator, Stream, Topology
+from ..model.specs import topology_from_dict, topology_to_dict
 from .errors import StormError
 
 GROUPINGS = {"shuffle": "shuffle", "local_or_shuffle": "local_or_shuffle", "all": "all", "none": "shuffle",
@@ -60,32 +62,31 @@ class _Source:
         self.url = where.startswith(("http://", "https://"))
         if not self.url and not (Path(where) / "topology.json").is_file():
             raise StormError(f"{where}: not a Storm UI topology URL nor a directory with topology.json")
+        if not self.url:
+            note_input(where, tree=True)   # the saved responses are one input: nothing is written into them
 
     def get(self, name: str, component: str | None = None, *, optional: bool = False) -> dict | None:
+        """One response, parsed by the reader layer's rules (size, duplicate keys, finite numbers)."""
         if self.url:
             path = {"topology": "", "visualization": "/visualization"}.get(name, f"/component/{urllib.parse.quote(component or '', safe='')}")
             query = f"?window={urllib.parse.quote(self.window)}" if self.window else ""
             where = self.where.rstrip("/") + path + query
             try:
                 with urllib.request.urlopen(where, timeout=TIMEOUT_S) as response:
-                    text = response.read().decode()
-            except OSError as exc:
+                    data = response.read(MAX_DOCUMENT_BYTES + 1)
+            except (OSError, ValueError, http.client.HTTPException) as exc:   # ValueError: a malformed URL
                 if optional:
                     return None
-                raise StormError(f"{where}: {exc}") from None
+                raise StormError(f"{quote(where, 200)}: {quote(str(exc), 200)}") from None
+            if len(data) > MAX_DOCUMENT_BYTES:
+                raise StormError(f"{quote(where, 200)}: the response is longer than {MAX_DOCUMENT_BYTES:,} bytes")
+            doc = parse_document(data, where, "json")
         else:
             file = Path(self.where) / (f"{name}.json" if component is None else f"component-{component}.json")
             if optional and not file.exists():
                 return None
             where = str(file)
-            try:
-                text = file.read_text()
-            except OSError as exc:
-                raise StormError(f"{file}: {exc.strerror or exc}") from None
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise StormError(f"{where}: not JSON ({exc.msg}, line {exc.lineno})") from None
+            doc = read_document(file, what="Storm UI response (JSON)") if file.suffix == ".json" else None
         if not isinstance(doc, dict):
             raise StormError(f"{where}: expected a JSON object")
         return doc
@@ -96,9 +97,17 @@ def _number(doc: dict, key: str, where: str) -> float:
     try:
         value = float(value)
     except (TypeError, ValueError):
-        raise StormError(f"{where}: {key}: not a number: {value!r}") from None
-    if not value >= 0:
-        raise StormError(f"{where}: {key}: must be >= 0, got {value}")
+        raise StormError(f"{where}: {key}: not a number: {quote(value)}") from None
+    if not 0 <= value < float("inf"):
+        raise StormError(f"{where}: {key}: must be a finite number >= 0, got {quote(value)}")
+    return value
+
+
+def _objects(doc: dict, key: str, where: str) -> list[dict]:
+    """``doc[key]``: a list of JSON objects (missing: empty)."""
+    value = doc.get(key) or []
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        raise StormError(f"{where}: {key}: expected a list of objects, got {quote(value)}")
     return value
 
 
@@ -124,9 +133,9 @@ def import_storm_ui(where: str, *, window: str | None = None) -> Imported:
     if not isinstance(name, str) or not name:
         raise StormError(f"{where}: topology.json: name: missing (is this a /api/v1/topology/<id> response?)")
     seconds = _window_s(page)
-    components = [(c.get("spoutId"), "source") for c in page.get("spouts", [])] + \
-                 [(c.get("boltId"), "compute") for c in page.get("bolts", [])]
-    tasks = {c.get("spoutId") or c.get("boltId"): c.get("tasks") for c in [*page.get("spouts", []), *page.get("bolts", [])]}
+    spouts, bolts = _objects(page, "spouts", "topology.json"), _objects(page, "bolts", "topology.json")
+    components = [(c.get("spoutId"), "source") for c in spouts] + [(c.get("boltId"), "compute") for c in bolts]
+    tasks = {c.get("spoutId") or c.get("boltId"): c.get("tasks") for c in [*spouts, *bolts]}
     visual = source.get("visualization", optional=True) or {}
     notes: list[str] = []
     operators, streams = [], []
@@ -138,8 +147,9 @@ def import_storm_ui(where: str, *, window: str | None = None) -> Imported:
             raise StormError(f"{where}: topology.json: {component}: tasks: must be an integer >= 1, got {count!r}")
         detail = source.get("component", component)
         label = f"component-{component}.json"
-        emitted = sum(_number(s, "emitted", label) for s in detail.get("outputStats", []) if not _system(str(s.get("stream", ""))))
-        inputs = [s for s in detail.get("inputStats", []) if not _system(str(s.get("stream", "")))
+        emitted = sum(_number(s, "emitted", label) for s in _objects(detail, "outputStats", label)
+                      if not _system(str(s.get("stream", ""))))
+        inputs = [s for s in _objects(detail, "inputStats", label) if not _system(str(s.get("stream", "")))
                   and not _system(str(s.get("component", "")))]
         if role == "source":
             operators.append(Operator(component, count, role="source", source_rate=emitted / seconds))
@@ -148,8 +158,11 @@ def import_storm_ui(where: str, *, window: str | None = None) -> Imported:
         operators.append(Operator(component, count, selectivity=emitted / executed if executed else 1.0))
         if not executed:
             notes.append(f"{component} executed no tuple in the window: selectivity 1 assumed")
+        inputs_shown = visual.get(component) or {}
+        if not isinstance(inputs_shown, dict):
+            raise StormError(f"visualization.json: {component}: expected an object, got {quote(inputs_shown)}")
         groupings = {(i.get(":component"), i.get(":stream")): i.get(":grouping")
-                     for i in (visual.get(component) or {}).get(":inputs", [])}
+                     for i in _objects(inputs_shown, ":inputs", f"visualization.json: {component}")}
         for src in dict.fromkeys(str(s.get("component")) for s in inputs):
             kinds = {g for (c, _), g in groupings.items() if c == src}
             storm_kind = sorted(kinds)[0] if kinds else None
@@ -166,4 +179,7 @@ def import_storm_ui(where: str, *, window: str | None = None) -> Imported:
     missing = sorted({s.src for s in streams} - known)
     if missing:
         raise StormError(f"{where}: {missing[0]} feeds a bolt but is not a spout or bolt of topology.json")
-    return Imported(topology=Topology.build(name, operators, streams), window_s=seconds, notes=tuple(notes))
+    topology = Topology.build(name, operators, streams)
+    # what is written must load: the spec rules (names, ranges) on the document itself
+    topology_from_dict(topology_to_dict(topology), f"{where} (as imported)")
+    return Imported(topology=topology, window_s=seconds, notes=tuple(notes))

@@ -46,6 +46,7 @@ from typing import Iterator
 import numpy as np
 
 from ..model import Cluster, Node, Operator, Problem, Stream, Topology
+from ..model.cluster import check_cluster_size
 from .microbench import Instance
 
 TOPOLOGIES = ("parallel", "payload", "reference", "opengov")
@@ -140,6 +141,7 @@ def spout_rate(topo: Topology) -> float:
 def cluster(n: int) -> Cluster:
     """``n`` iMac workers (Sec. IV-D): 4 cores, one slot, 1 Gbit/s, rows of 8 per switch."""
     _check_p(n)
+    check_cluster_size(n, n)
     width = len(str(n - 1))
     nodes = [Node(f"imac{i:0{width}d}", CAPACITY, slots=1, machine_type=MACHINE_TYPE, cores=CORES, memory_mb=MEMORY_MB,
                   rack=f"row{i // ROW}") for i in range(n)]

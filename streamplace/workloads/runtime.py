@@ -38,6 +38,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from ..model import Cluster, Node, Topology
+from ..model.cluster import check_cluster_size
 from . import applications, nasiri
 
 LAYOUTS = nasiri.LAYOUTS
@@ -89,6 +90,7 @@ def cluster(high: int, low: int) -> Cluster:
     """``high`` high capacity then ``low`` low capacity testbed nodes, named like ``2high+4low``."""
     if high < 0 or low < 0 or high + low < 1:
         raise ValueError(f"need at least one node, got high={high}, low={low}")
+    check_cluster_size(high + low, high * HIGH.slots + low * LOW.slots)
     nodes = [Node(f"{t.name}{i}", t.capacity, slots=t.slots, machine_type=t.name, cores=t.cores, memory_mb=t.memory_mb,
                   bandwidth=BANDWIDTH) for t, count in ((HIGH, high), (LOW, low)) for i in range(count)]
     return Cluster.build(f"{high}high" + (f"+{low}low" if low else ""), nodes)

@@ -35,7 +35,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model import Cluster, Node, Operator, Problem, Stream, TaskGraph, Topology
-from ..model.memory import over_limit, problem_bytes
+from ..model.cluster import check_cluster_size
+from ..memory import over_limit, problem_bytes
 
 MAX_TASKS = 20_000_000
 MIN_OPS, MAX_OPS = 4, 10
@@ -172,6 +173,7 @@ def synthetic_cluster(n_nodes: int, total_load: float, *, seed: int = 0, slack: 
         raise ValueError(f"n_nodes must be >= 1, got {n_nodes}")
     if slack < 0 or total_load < 0:
         raise ValueError(f"slack and total_load must be >= 0, got {slack} and {total_load}")
+    check_cluster_size(n_nodes, n_nodes * max(c.slots for c in MACHINE_CLASSES))
     rng = np.random.default_rng(seed)
     probs = np.array([c.probability for c in MACHINE_CLASSES])
     kind = np.sort(rng.choice(len(MACHINE_CLASSES), size=n_nodes, p=probs))[::-1]

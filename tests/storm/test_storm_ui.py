@@ -52,7 +52,7 @@ def test_cli_writes_a_spec_and_refuses_bad_input_in_one_line(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["import", "storm-ui", str(copy), "-o", str(tmp_path / "bad.yaml")])
     err = capsys.readouterr().err
-    assert exc.value.code == 2 and err.count("\n") == 1 and "component-split.json: not JSON" in err
+    assert exc.value.code == 2 and err.count("\n") == 1 and "component-split.json: invalid JSON at line 1" in err
     assert not (tmp_path / "bad.yaml").exists()
     with pytest.raises(StormError, match="nor a directory with topology.json"):
         import_storm_ui(str(tmp_path))

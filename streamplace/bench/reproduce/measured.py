@@ -10,7 +10,6 @@ bolt throughput (tuples executed per second by non-source tasks, the papers' mea
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ...workloads import runtime
@@ -29,20 +28,14 @@ def load_runs(path) -> list[dict]:
     """Campaign records from ``runs.jsonl`` or a campaign directory holding it, runs of an older
     workload version named apart (:func:`streamplace.bench.campaign.relabel`)."""
     from ..campaign import relabel   # the campaign module imports reproduce's OLS settings
-    from ...model.specs import SpecError
+    from ...files import SpecError, read_json_lines
     p = Path(path)
     if p.is_dir():
         p = p / "runs.jsonl"
     if not p.is_file():
         raise SpecError(p, "", "no testbed runs here (expected runs.jsonl of benchmarks/storm_testbed.py)")
     records = []
-    for number, line in enumerate(p.read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise SpecError(p, f"line {number}", f"not a JSON record ({exc.msg})") from None
+    for number, record in read_json_lines(p, what="campaign file (JSON lines)"):
         if not isinstance(record, dict):
             raise SpecError(p, f"line {number}", "not a JSON object")
         if missing := [key for key in RUN_KEYS if key not in record]:
