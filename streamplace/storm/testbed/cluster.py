@@ -292,8 +292,8 @@ class Testbed:
                        "nimbus.monitor.freq.secs": 2, "topology.stats.sample.rate": 1.0,
                        # Storm's default, storm_rocks, is relative to storm.home: the build directory
                        "storm.metricstore.rocksdb.location": str(self.work / "nimbus" / "storm_rocks")}
-        jar = jvm.module_dir() / jvm.JAR
-        self._daemon(java, home, "nimbus", CONTROL_NS, CONTROL_GROUP, self.settings.nimbus_heap_mb, f"{lib}:{jar}",
+        plugin = jvm.jar(jvm.PLUGIN_JAR)   # what a user installs on Nimbus, nothing more
+        self._daemon(java, home, "nimbus", CONTROL_NS, CONTROL_GROUP, self.settings.nimbus_heap_mb, f"{lib}:{plugin}",
                      ["org.apache.storm.daemon.nimbus.Nimbus"], conf=nimbus_conf)
         for link in self.links:
             conf = {**common, "storm.local.dir": str(self.work / "nodes" / link.name), "storm.local.hostname": link.ip,
