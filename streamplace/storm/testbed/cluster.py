@@ -2,12 +2,12 @@
 network namespace with a shaped NIC and a CPU quota.
 
 :class:`Testbed` (a context manager) starts, in this order: the network (:mod:`.network`), the
-cgroups (:mod:`.cgroups`), ZooKeeper (fresh state every run) and Nimbus with the plan plugin in
-the control namespace, and one Supervisor per cluster node in the node's namespace and cgroup,
-reporting the node's address as its host and the node's name as ``supervisor.scheduler.meta
-node``. The supervisors start Storm's real worker processes, which inherit both. Storm's
-distribution layout (``lib/``, ``lib-worker/``, ``log4j2/``) is the one the Maven build
-assembles in ``storm/target/storm-home``.
+cgroups (:mod:`.cgroups`), ZooKeeper (fresh state every run) and Nimbus with the plan plugin (the
+plugin jar alone, as a user installs it) in the control namespace, and one Supervisor per
+cluster node in the node's namespace and cgroup, reporting the node's address as its host and
+the node's name as ``supervisor.scheduler.meta node``. The supervisors start Storm's real worker
+processes, which inherit both. Storm's distribution layout (``lib/``, ``lib-worker/``,
+``log4j2/``) is the one the Maven build assembles in ``storm/target/storm-home``.
 
 CPU: node ``i`` gets ``cores_i * scale`` CPUs, with one scale for the whole cluster,
 ``scale = min(1, (cpu_count - HEADROOM_CORES) / sum(cores))``: the nodes keep their relative
