@@ -22,10 +22,10 @@ from . import jvm
 from .errors import StormError
 
 SCHEMA = jvm.REPO_STORM / "src" / "main" / "resources" / "org" / "streamplace" / "storm" / "job.schema.json"
-#: the keywords the checkers implement; ``title``, ``description`` and ``$``-keys are annotations
+#: the keywords the checkers implement; ``title``, ``description``, ``default`` and ``$``-keys are annotations
 KEYWORDS = frozenset({"type", "required", "properties", "additionalProperties", "items", "minimum", "exclusiveMinimum",
                       "minLength"})
-_ANNOTATIONS = frozenset({"title", "description"})
+_ANNOTATIONS = frozenset({"title", "description", "default"})
 _ARTICLE = {"object": "an object", "array": "a list", "integer": "an integer", "null": "null"}
 
 
@@ -63,14 +63,23 @@ def _render(value: Any) -> str:
 
 
 def _is(value: Any, kind: str) -> bool:
-    number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    checks = {"object": lambda: isinstance(value, dict), "array": lambda: isinstance(value, (list, tuple)),
-              "string": lambda: isinstance(value, str), "boolean": lambda: isinstance(value, bool),
-              "null": lambda: value is None, "integer": lambda: isinstance(value, int) and not isinstance(value, bool),
-              "number": lambda: number and math.isfinite(value)}
-    if kind not in checks:
-        raise ValueError(f"{SCHEMA}: unknown type {kind}")
-    return checks[kind]()
+    """JSON Schema's types over what ``json`` reads and writes (a bool is no number)."""
+    match kind:
+        case "object":
+            return isinstance(value, dict)
+        case "array":
+            return isinstance(value, (list, tuple))
+        case "string":
+            return isinstance(value, str)
+        case "boolean":
+            return isinstance(value, bool)
+        case "null":
+            return value is None
+        case "integer":
+            return isinstance(value, int) and not isinstance(value, bool)
+        case "number":
+            return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    raise ValueError(f"{SCHEMA}: unknown type {kind}")
 
 
 def _join(field: str, name: str) -> str:

@@ -7,7 +7,7 @@ import java.util.Map;
 
 /**
  * A job file, read and checked against {@code job.schema.json} ({@link JobSchema}), as typed
- * records. The defaults of optional fields are the ones the schema's descriptions name.
+ * records. Optional fields take the schema's {@code default}s (JobFileTest holds the two together).
  *
  * @param source   the file, for messages
  * @param cluster  one entry per node; {@code host} and {@code ports} are only in testbed files

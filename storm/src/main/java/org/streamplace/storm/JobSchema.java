@@ -20,10 +20,10 @@ import java.util.Set;
  */
 final class JobSchema {
     static final String RESOURCE = "job.schema.json";
-    /** The keywords checked; the others allowed are annotations ({@code title}, {@code description}, {@code $...}). */
+    /** The keywords checked; the others allowed are annotations ({@code title}, {@code description}, {@code default}, {@code $...}). */
     static final Set<String> KEYWORDS = Set.of("type", "required", "properties", "additionalProperties", "items",
                                                "minimum", "exclusiveMinimum", "minLength");
-    private static final Set<String> ANNOTATIONS = Set.of("title", "description");
+    private static final Set<String> ANNOTATIONS = Set.of("title", "description", "default");
 
     private JobSchema() {
     }

@@ -67,6 +67,42 @@ class JobFileTest {
         assertEquals(new JobFile.Job("a", Path.of("t.json"), 1, 0, false, null, 10.0, 0.0, 0.0, Map.of(), null), f.jobs().get(0));
     }
 
+    /** Each optional field the schema gives a {@code default} gets exactly that value in the records. */
+    @Test
+    @SuppressWarnings("unchecked")
+    void theDefaultsAreTheSchemas(@TempDir Path tmp) throws Exception {
+        Map<String, Object> schema = JobSchema.load();
+        Map<String, Object> top = (Map<String, Object>) schema.get("properties");
+        Map<String, Object> jobProps = (Map<String, Object>) ((Map<String, Object>) ((Map<String, Object>) top.get("jobs"))
+            .get("items")).get("properties");
+        JobFile f = JobFile.read(write(tmp, withJob("")));
+        JobFile.Job j = f.jobs().get(0);
+        Map<String, Object> got = new java.util.HashMap<>();
+        got.put("workers", j.workers());
+        got.put("ackers", j.ackers());
+        got.put("load_aware", j.loadAware());
+        got.put("window_s", j.windowS());
+        got.put("monitor_dir", j.monitorDir());
+        got.put("warmup_s", j.warmupS());
+        got.put("duration_s", j.durationS());
+        got.put("conf", j.conf());
+        got.put("group", j.group());
+        int checked = 0;
+        for (Map.Entry<String, Object> p : jobProps.entrySet()) {
+            Map<String, Object> rule = (Map<String, Object>) p.getValue();
+            if (rule.containsKey("default")) {
+                assertEquals(comparable(rule.get("default")), comparable(got.get(p.getKey())), p.getKey());
+                checked++;
+            }
+        }
+        assertEquals(got.size(), checked);   // every optional job field has its default in the schema
+        assertEquals(comparable(((Map<String, Object>) top.get("start_timeout_s")).get("default")), f.startTimeoutS());
+    }
+
+    private static Object comparable(Object v) {
+        return v instanceof Number n ? (Object) n.doubleValue() : v;
+    }
+
     @Test
     void aMissingFieldIsRefusedByName(@TempDir Path tmp) throws Exception {
         assertEquals("jobs[0].topology: required",
