@@ -9,7 +9,9 @@ STAMP  := $(VENV)/.installed
 OUT    ?= out/demo
 MVN    ?= mvn
 MVN_FLAGS ?= -B -q
-STORM_JAR := storm/target/streamplace-storm.jar
+# the Storm module's two jars: the harness (runners, spec topology, monitor) and the Nimbus plugin
+STORM_JAR := storm/target/streamplace-storm-harness.jar
+STORM_PLUGIN_JAR := storm/target/streamplace-storm-plugin.jar
 STORM_SRC := storm/pom.xml $(shell find storm/src/main storm/conf -type f 2>/dev/null)
 
 .PHONY: demo test bench lock clean storm
@@ -19,14 +21,21 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]'
 	touch $(STAMP)
 
-# The Storm module (scheduler plugin, spec topology, traffic monitor, embedded runner).
+STORM_BUILD = $(MVN) $(MVN_FLAGS) -f storm/pom.xml package -DskipTests
+
+# The Storm module: one Maven build makes both jars (and classpath.txt, storm-home/).
 $(STORM_JAR): $(STORM_SRC)
-	$(MVN) $(MVN_FLAGS) -f storm/pom.xml package -DskipTests
+	$(STORM_BUILD)
 	touch $@
 
-storm: $(STORM_JAR)
+# made by the same build; built again if it alone is missing
+$(STORM_PLUGIN_JAR): $(STORM_JAR)
+	test -f $@ || $(STORM_BUILD)
+	touch $@
 
-demo: $(STAMP) $(STORM_JAR)
+storm: $(STORM_JAR) $(STORM_PLUGIN_JAR)
+
+demo: $(STAMP) $(STORM_JAR) $(STORM_PLUGIN_JAR)
 	$(BIN)/streamplace demo -o $(OUT)
 
 test: $(STAMP)

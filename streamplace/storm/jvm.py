@@ -1,8 +1,11 @@
 """Java and the built Storm module: finding them, and running a JVM that is always stopped.
 
-The module is built by Maven (``make storm``) into ``storm/target/``: ``streamplace-storm.jar``
-and ``classpath.txt`` (Storm and its dependencies in the local Maven repository).
-``STREAMPLACE_STORM_HOME`` points elsewhere, e.g. at an installed copy of those two files.
+The module is built by Maven (``make storm``) into ``storm/target/``: the harness jar
+(:data:`HARNESS_JAR`: the runners, the spec topology and the traffic monitor, which the runner JVM
+loads and the testbed's workers receive as the topology jar), the plugin jar (:data:`PLUGIN_JAR`:
+only the plan scheduler and what it uses, for Nimbus) and ``classpath.txt`` (Storm and its
+dependencies in the local Maven repository). ``STREAMPLACE_STORM_HOME`` points elsewhere, e.g. at
+an installed copy of those three files.
 """
 
 from __future__ import annotations
@@ -23,11 +26,12 @@ from .errors import StormError
 HOME_ENV = "STREAMPLACE_STORM_HOME"
 MIN_JAVA = 17
 REPO_STORM = Path(__file__).resolve().parents[2] / "storm"
-JAR = "streamplace-storm.jar"
+HARNESS_JAR = "streamplace-storm-harness.jar"
+PLUGIN_JAR = "streamplace-storm-plugin.jar"
 
 
 def module_dir() -> Path:
-    """Directory with the built jar and its ``classpath.txt``."""
+    """Directory with the built jars and ``classpath.txt``."""
     env = os.environ.get(HOME_ENV)
     return Path(env) if env else REPO_STORM / "target"
 
@@ -48,14 +52,22 @@ def java() -> str:
     return exe
 
 
+def jar(name: str) -> Path:
+    """The built jar ``name`` (:data:`HARNESS_JAR` or :data:`PLUGIN_JAR`), checked to exist."""
+    path = module_dir() / name
+    if not path.exists():
+        raise StormError(f"the Storm module is not built ({path} missing): run `make storm` (Maven), "
+                         f"or set {HOME_ENV} to a directory with {HARNESS_JAR}, {PLUGIN_JAR} and classpath.txt")
+    return path
+
+
 def classpath() -> str:
-    """The runner's classpath: our jar, then Storm's."""
-    home = module_dir()
-    jar, cp = home / JAR, home / "classpath.txt"
-    if not jar.exists() or not cp.exists():
-        raise StormError(f"the Storm module is not built ({jar} missing): run `make storm` (Maven), "
-                         f"or set {HOME_ENV} to a directory with {JAR} and classpath.txt")
-    return f"{jar}{os.pathsep}{cp.read_text().strip()}"
+    """The runner's classpath: the harness jar, then Storm's."""
+    harness, cp = jar(HARNESS_JAR), module_dir() / "classpath.txt"
+    if not cp.exists():
+        raise StormError(f"the Storm module is not built ({cp} missing): run `make storm` (Maven), "
+                         f"or set {HOME_ENV} to a directory with {HARNESS_JAR}, {PLUGIN_JAR} and classpath.txt")
+    return f"{harness}{os.pathsep}{cp.read_text().strip()}"
 
 
 def log_config() -> Path:

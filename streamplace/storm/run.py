@@ -35,7 +35,7 @@ from ..model import Cluster, Placement, Problem, Topology
 from ..interrupt import temporary
 from ..files import atomic_write_text, check_output_dir, parse_document, quote, replace_dir, stage_dir
 from ..model.specs import topology_to_dict
-from . import jvm, records
+from . import jobfile, jvm, records
 from .errors import StormError
 from .plans import plan_document, storm_name, workers_of, write_plan
 from .testbed import TestbedSettings, worker_childopts
@@ -190,7 +190,7 @@ def run_jobs(cluster: Cluster, jobs: Sequence[Job], settings: RunSettings, work_
     from .testbed import Testbed
     with Testbed(cluster, work_dir / "testbed", plan_dir, settings.testbed,
                  log=lambda message: on_event and on_event({"event": "testbed", "message": message})) as bed:
-        document.update(nimbus=bed.nimbus, cluster=bed.job_cluster(), storm_jar=str(jvm.module_dir() / jvm.JAR))
+        document.update(nimbus=bed.nimbus, cluster=bed.job_cluster(), storm_jar=str(jvm.jar(jvm.HARNESS_JAR)))
         return _drive(java, cp, "ClusterRunner", document, settings, jobs, work_dir, on_event, bed)
 
 
@@ -198,7 +198,7 @@ def _drive(java, cp, runner, document, settings, jobs, work_dir, on_event, bed) 
     """Runs the job file with ``runner`` and follows its events; on the testbed (``bed``) applies the
     CPU quotas while workers run and reads the wire and CPU counters at the measured window's edges."""
     job_file = work_dir / "job.json"
-    atomic_write_text(job_file, json.dumps(document))
+    jobfile.write(job_file, document)   # checked against the schema the runner checks it with
     cmd = [java, f"-Xmx{settings.heap_mb}m", "-XX:+UseSerialGC", f"-Djava.io.tmpdir={work_dir / 'tmp'}",
            f"-Dstreamplace.log.file={work_dir / 'storm.log'}", f"-Dlog4j.configurationFile={jvm.log_config()}",
            *([f"-Dstorm.jar={document['storm_jar']}", "-Djava.net.preferIPv4Stack=true"] if bed else []),

@@ -2,12 +2,12 @@
 network namespace with a shaped NIC and a CPU quota.
 
 :class:`Testbed` (a context manager) starts, in this order: the network (:mod:`.network`), the
-cgroups (:mod:`.cgroups`), ZooKeeper (fresh state every run) and Nimbus with the plan plugin in
-the control namespace, and one Supervisor per cluster node in the node's namespace and cgroup,
-reporting the node's address as its host and the node's name as ``supervisor.scheduler.meta
-node``. The supervisors start Storm's real worker processes, which inherit both. Storm's
-distribution layout (``lib/``, ``lib-worker/``, ``log4j2/``) is the one the Maven build
-assembles in ``storm/target/storm-home``.
+cgroups (:mod:`.cgroups`), ZooKeeper (fresh state every run) and Nimbus with the plan plugin (the
+plugin jar alone, as a user installs it) in the control namespace, and one Supervisor per
+cluster node in the node's namespace and cgroup, reporting the node's address as its host and
+the node's name as ``supervisor.scheduler.meta node``. The supervisors start Storm's real worker
+processes, which inherit both. Storm's distribution layout (``lib/``, ``lib-worker/``,
+``log4j2/``) is the one the Maven build assembles in ``storm/target/storm-home``.
 
 CPU: node ``i`` gets ``cores_i * scale`` CPUs, with one scale for the whole cluster,
 ``scale = min(1, (cpu_count - HEADROOM_CORES) / sum(cores))``: the nodes keep their relative
@@ -292,8 +292,8 @@ class Testbed:
                        "nimbus.monitor.freq.secs": 2, "topology.stats.sample.rate": 1.0,
                        # Storm's default, storm_rocks, is relative to storm.home: the build directory
                        "storm.metricstore.rocksdb.location": str(self.work / "nimbus" / "storm_rocks")}
-        jar = jvm.module_dir() / jvm.JAR
-        self._daemon(java, home, "nimbus", CONTROL_NS, CONTROL_GROUP, self.settings.nimbus_heap_mb, f"{lib}:{jar}",
+        plugin = jvm.jar(jvm.PLUGIN_JAR)   # what a user installs on Nimbus, nothing more
+        self._daemon(java, home, "nimbus", CONTROL_NS, CONTROL_GROUP, self.settings.nimbus_heap_mb, f"{lib}:{plugin}",
                      ["org.apache.storm.daemon.nimbus.Nimbus"], conf=nimbus_conf)
         for link in self.links:
             conf = {**common, "storm.local.dir": str(self.work / "nodes" / link.name), "storm.local.hostname": link.ip,

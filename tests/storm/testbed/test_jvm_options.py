@@ -45,7 +45,7 @@ def _built(name: str) -> list[str]:
 def test_a_worker_maps_storms_classes_from_the_built_archive(storm_ready, tmp_path):
     home = jvm.module_dir() / "storm-home"
     # a supervisor's worker class path: lib-worker/*, extlib/*, conf, the topology's jar
-    cp = [f"{home}/lib-worker/*", f"{home}/extlib/*", f"{home}/conf", str(jvm.module_dir() / jvm.JAR)]
+    cp = [f"{home}/lib-worker/*", f"{home}/extlib/*", f"{home}/conf", str(jvm.module_dir() / jvm.HARNESS_JAR)]
     opts = worker_childopts(256).split()
     assert opts[-1:] == _built(WORKER_ARCHIVE)
     assert _class_source(opts, cp, "org.apache.storm.daemon.worker.Worker", tmp_path) == "shared objects file"
@@ -55,7 +55,7 @@ def test_a_worker_maps_storms_classes_from_the_built_archive(storm_ready, tmp_pa
 def test_nimbus_and_the_supervisors_map_their_classes_from_the_built_archive(storm_ready, tmp_path):
     home = jvm.module_dir() / "storm-home"
     opts = [*DAEMON_OPTS, *_built(DAEMON_ARCHIVE)]
-    nimbus_cp = [f"{home}/lib/*", str(jvm.module_dir() / jvm.JAR)]   # Nimbus also loads the plan plugin
+    nimbus_cp = [f"{home}/lib/*", str(jvm.module_dir() / jvm.PLUGIN_JAR)]   # Nimbus also loads the plan plugin
     assert _class_source(opts, nimbus_cp, "org.apache.storm.daemon.nimbus.Nimbus", tmp_path) == "shared objects file"
     assert _class_source(opts, [f"{home}/lib/*"], "org.apache.storm.daemon.supervisor.Supervisor", tmp_path) == "shared objects file"
     assert _class_source(list(DAEMON_OPTS), [f"{home}/lib/*"], "org.apache.storm.daemon.supervisor.Supervisor", tmp_path).endswith(".jar")

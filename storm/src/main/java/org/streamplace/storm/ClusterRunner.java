@@ -19,40 +19,33 @@ import org.apache.storm.utils.Utils;
  * distributed Storm cluster (Nimbus with {@link PlanScheduler}, one supervisor per cluster node,
  * each reporting the node's own address as its host), which the Python testbed started. It waits
  * until every node's supervisor has registered, then runs the job file with {@link JobRunner},
- * uploading this module's jar (system property {@code storm.jar}) as each topology's code.
+ * uploading the harness jar (system property {@code storm.jar}) as each topology's code.
  *
- * <p>Job file keys beyond {@link JobRunner}'s: {@code nimbus} ({@code host}, {@code port}) and
- * {@code cluster[]} entries with {@code node}, {@code host} and {@code ports}.
+ * <p>It needs the job file's testbed fields ({@link JobFile#requireTestbed}): {@code nimbus}
+ * ({@code host}, {@code port}) and {@code host} and {@code ports} in each {@code cluster[]} entry.
  */
-public final class ClusterRunner implements JobRunner.Engine {
+public final class ClusterRunner implements Engine {
     private final Nimbus.Iface nimbus;
     private final Map<String, Object> clientConf = new HashMap<>();
     private final Map<String, String> nodeOfHost = new HashMap<>();
     private final Map<String, List<Integer>> portsOfNode = new HashMap<>();
 
-    @SuppressWarnings("unchecked")
-    private ClusterRunner(Map<String, Object> job) throws Exception {
-        String src = "job";
-        Map<String, Object> at = Documents.map(job.get("nimbus"), src, "nimbus");
-        clientConf.put(Config.NIMBUS_SEEDS, List.of(Documents.string(at.get("host"), src, "nimbus.host")));
-        clientConf.put(Config.NIMBUS_THRIFT_PORT, Documents.integer(at.get("port"), 6627, src, "nimbus.port"));
-        for (Object n : Documents.list(job.get("cluster"), src, "cluster")) {
-            Map<String, Object> node = Documents.map(n, src, "cluster[]");
-            String name = Documents.string(node.get("node"), src, "cluster[].node");
-            nodeOfHost.put(Documents.string(node.get("host"), src, "cluster[].host"), name);
-            List<Integer> ports = new java.util.ArrayList<>();
-            for (Object p : Documents.list(node.get("ports"), src, "cluster[].ports")) {
-                ports.add(((Number) p).intValue());
-            }
+    private ClusterRunner(JobFile job) throws Exception {
+        job.requireTestbed();
+        clientConf.put(Config.NIMBUS_SEEDS, List.of(job.nimbus().host()));
+        clientConf.put(Config.NIMBUS_THRIFT_PORT, job.nimbus().port());
+        for (JobFile.Node node : job.cluster()) {
+            nodeOfHost.put(node.host(), node.name());
+            List<Integer> ports = new java.util.ArrayList<>(node.ports());
             ports.sort(null);
-            portsOfNode.put(name, ports);
+            portsOfNode.put(node.name(), ports);
         }
-        JobRunner.event("starting", Map.of());
+        Events.emit("starting", Map.of());
         Map<String, Object> conf = Utils.readStormConfig();
         conf.putAll(clientConf);
         nimbus = NimbusClient.getConfiguredClient(conf).getClient();
         awaitSupervisors();
-        JobRunner.event("cluster", Map.of("supervisors", nodeOfHost.size()));
+        Events.emit("cluster", Map.of("supervisors", nodeOfHost.size()));
     }
 
     public static void main(String[] args) {
@@ -61,7 +54,7 @@ public final class ClusterRunner implements JobRunner.Engine {
 
     /** Every node's supervisor registered with all its ports. */
     private void awaitSupervisors() throws Exception {
-        long deadline = System.currentTimeMillis() + JobRunner.TIMEOUT_MS;
+        long deadline = System.currentTimeMillis() + TopologyWatch.TIMEOUT_MS;
         Set<String> seen = new HashSet<>();
         while (System.currentTimeMillis() < deadline) {
             seen.clear();
@@ -79,7 +72,7 @@ public final class ClusterRunner implements JobRunner.Engine {
         Set<String> missing = new HashSet<>(portsOfNode.keySet());
         missing.removeAll(seen);
         throw new IllegalStateException("the supervisors of " + missing + " did not register with Nimbus within "
-                                        + JobRunner.TIMEOUT_MS / 1000 + " s");
+                                        + TopologyWatch.TIMEOUT_MS / 1000 + " s");
     }
 
     @Override

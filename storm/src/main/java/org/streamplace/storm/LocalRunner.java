@@ -21,27 +21,25 @@ import org.apache.storm.generated.StormTopology;
  * task ids and the monitor, not for performance. Storm's logs go to the file named by
  * {@code -Dstreamplace.log.file}.
  */
-public final class LocalRunner implements JobRunner.Engine {
+public final class LocalRunner implements Engine {
     static final int SUBMIT_ATTEMPTS = 3;
 
     private final LocalCluster cluster;
     private final Map<String, String> nodeOfSupervisor = new HashMap<>();
     private final Map<String, List<Integer>> portsOfNode = new HashMap<>();
 
-    private LocalRunner(Map<String, Object> job) throws Exception {
+    private LocalRunner(JobFile job) throws Exception {
         Map<String, Object> daemon = JobRunner.daemonConf(job);
         daemon.put(Config.STORM_ZOOKEEPER_SESSION_TIMEOUT, 120_000);   // one JVM holds the whole cluster: be patient
         daemon.put(Config.STORM_ZOOKEEPER_CONNECTION_TIMEOUT, 60_000);
-        JobRunner.event("starting", Map.of());
+        Events.emit("starting", Map.of());
         // never closed: main() halts the JVM once every job is reported (closing a LocalCluster
         // waits for every slot thread); the caller removes the temporary directories
         cluster = new LocalCluster.Builder().withSupervisors(0).withDaemonConf(daemon).build();
-        for (Object n : Documents.list(job.get("cluster"), "job", "cluster")) {
-            Map<String, Object> node = Documents.map(n, "job", "cluster[]");
-            addNode(Documents.string(node.get("node"), "job", "cluster[].node"),
-                    Documents.integer(node.get("slots"), 1, "job", "cluster[].slots"));
+        for (JobFile.Node node : job.cluster()) {
+            addNode(node.name(), node.slots());
         }
-        JobRunner.event("cluster", Map.of("supervisors", portsOfNode.size()));
+        Events.emit("cluster", Map.of("supervisors", portsOfNode.size()));
     }
 
     public static void main(String[] args) {
@@ -84,7 +82,7 @@ public final class LocalRunner implements JobRunner.Engine {
                 if (attempt == SUBMIT_ATTEMPTS || !isBlobStoreRace(e)) {
                     throw e;
                 }
-                JobRunner.event("note", Map.of("message", "Storm's local blob store cleanup removed the directory "
+                Events.emit("note", Map.of("message", "Storm's local blob store cleanup removed the directory "
                         + "of " + name + " while it was submitted; submitting again (attempt " + (attempt + 1) + ")"));
                 Thread.sleep(500L * attempt);
             }

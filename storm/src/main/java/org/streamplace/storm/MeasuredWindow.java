@@ -1,0 +1,27 @@
+package org.streamplace.storm;
+
+/**
+ * The interval a group of jobs is measured over, in epoch milliseconds: whole traffic-monitor
+ * windows, from the first window boundary after {@code now}, as many as cover the duration (the
+ * monitor writes each window at its end, aligned to the epoch). An empty interval at {@code now}
+ * when nothing is measured.
+ */
+record MeasuredWindow(long startMs, long endMs) {
+    static MeasuredWindow after(long nowMs, double durationS, double windowS) {
+        long windowMs = Math.max(1L, Math.round(windowS * 1000));
+        if (durationS <= 0) {
+            return new MeasuredWindow(nowMs, nowMs);
+        }
+        long start = (nowMs / windowMs + 1) * windowMs;
+        return new MeasuredWindow(start, start + (long) Math.ceil(durationS * 1000 / windowMs) * windowMs);
+    }
+
+    boolean isEmpty() {
+        return endMs == startMs;
+    }
+
+    /** When the last window's records are written: its end, plus half a window (at most a second). */
+    long writtenMs(double windowS) {
+        return endMs + Math.min(1000, Math.max(1L, Math.round(windowS * 1000)) / 2);
+    }
+}

@@ -1,0 +1,40 @@
+package org.streamplace.storm;
+
+import java.util.Map;
+import org.apache.storm.Config;
+
+/** Turns a job into a submitted Storm topology: its spec topology and its checked topology conf. */
+final class Submitter {
+    private Submitter() {
+    }
+
+    /** The topology conf of a job: streamplace's settings, then the job's own {@code conf}, checked against Storm's. */
+    static Config conf(JobFile.Job j) throws SpecException {
+        Config conf = SpecTopology.conf(j.workers(), j.ackers(), j.loadAware(), j.monitorDir(), j.windowS());
+        if (j.durationS() == 0) {
+            idle(conf);
+        }
+        conf.putAll(j.conf());
+        TopologyConf.check(conf, "topology settings of " + j.name());
+        return conf;
+    }
+
+    static void submit(Engine engine, JobFile.Job j) throws Exception {
+        Spec spec = Spec.read(j.topology());
+        engine.submit(j.name(), conf(j), SpecTopology.build(spec));
+        Events.emit("submitted", Map.of("job", j.name()));
+    }
+
+    /**
+     * A job that is only placed, not measured: idle executors sleep 10 ms at once instead of
+     * spinning first (Storm's default), so many topologies in one JVM leave the CPU to Storm.
+     */
+    private static void idle(Config conf) {
+        for (String kind : new String[] {"bolt", "spout"}) {
+            String p = "topology." + kind + ".wait.progressive.";
+            conf.put(p + "level1.count", 0);
+            conf.put(p + "level2.count", 0);
+            conf.put(p + "level3.sleep.millis", 10);
+        }
+    }
+}
