@@ -20,7 +20,7 @@ Steps, each with a progress bar and its wall time (``run.json``):
 5. **micro-benchmarks**: the [I]/[T3] Sec. 5 layouts at a few sizes on the papers' two
    clusters, every registered scheduler; the optimum gives the gap-to-optimum plot.
 6. **report**: ``results.json`` (every record, placements included), ``results.csv``,
-   ``report.html`` + PNGs (:func:`streamplace.bench.report.write_report`), ``run.json`` (options,
+   ``report.html`` + PNGs (:func:`streamplace.report.render.write_report`), ``run.json`` (options,
    step times, profile summaries, skipped runs) and a summary table on the terminal.
 
 Application clusters. The [I]/[T3] Sec. 6 testbed machines (:mod:`streamplace.workloads.runtime`):
@@ -36,7 +36,7 @@ Scheduler parameters. ``optimal``: ``time_limit`` (default 10 s; a proven optimu
 placement and bound in that time); ``ischeduler``: theta = 1 s ([I] Sec. 6); ``online``: the
 papers' parameters plus an explicit ``relax_gamma=true``: rerun without the slot-load cap ``gamma``
 when the cap makes it infeasible with unit task loads (the record's ``details.gamma_relaxed`` and
-``message`` say so); the rest with their defaults (:data:`SCHEDULER_PARAMS`). Every scheduler is
+``message`` say so); the rest with their defaults (:data:`streamplace.schedulers.papers.PAPER_PARAMS`). Every scheduler is
 built by :func:`~streamplace.schedulers.make_scheduler` with the demo's time limit as its budget,
 as the CLI's ``--time-limit`` does.
 
@@ -89,12 +89,13 @@ from ..model.specs import (atomic_write_text, cluster_to_dict, load_cluster, loa
 from ..profile import load_profile_graph
 from ..schedulers import NoPlacement, available, make_scheduler
 from ..schedulers.base import ScheduleResult
+from ..schedulers.papers import paper_params
 from ..workloads import microbench
 from ..workloads.applications import APPLICATIONS, application, write_records
 from ..workloads.catalogue import sized_cluster
-from .display import BEST, MARKS, OVERLOADED, OWN_JOB, compact, legend, metric
-from .page import write_report
-from .report import COST_REL_TOL, ordered
+from ..report.display import BEST, MARKS, OVERLOADED, OWN_JOB, compact, legend, metric
+from ..report.page import write_report
+from ..report.render import COST_REL_TOL, ordered
 from ..storm import StormError
 from .storm_step import run_storm_step, storm_summary
 
@@ -309,15 +310,13 @@ def application_instances(out_dir: Path, loads: dict[str, pd.DataFrame], run: De
 Runner = Callable[[Problem], ScheduleResult]
 
 
-# The demo's scheduler grid, in the form of a sweep grid's ``schedulers``: every registered
-# scheduler with its defaults and the demo's time limit as its budget, except these parameters
-# (module docstring).
-SCHEDULER_PARAMS = {"ischeduler": {"theta": 1.0}, "online": {"relax_gamma": True}}
+# The demo's scheduler grid: every registered scheduler with its defaults and the demo's time
+# limit as its budget, except the papers' parameters (schedulers.papers; module docstring).
 
 
 def runner(name: str, instance: Instance, *, time_limit: float) -> Runner | str:
     """How ``name`` runs on ``instance``, or the reason it is skipped (module docstring)."""
-    scheduler = make_scheduler(name, SCHEDULER_PARAMS.get(name), time_limit=time_limit)
+    scheduler = make_scheduler(name, paper_params(name), time_limit=time_limit)
     if scheduler.needs_profiling:
         if instance.loads is None:
             return "no CPU cost per tuple to measure (the micro-benchmarks model traffic only)"
