@@ -81,7 +81,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..model.performance import CostModel
-from ..evaluate.records import records_to_csv, result_record
+from ..evaluate.records import ResultRecord, own_job, records_to_csv
 from ..model import Cluster, Problem, Topology
 from ..model.profiling import Profiling, derive_profiling
 from ..model.specs import (atomic_write_text, cluster_to_dict, load_cluster, load_topology, topology_to_dict,
@@ -351,12 +351,12 @@ def schedule_all(instances: list[Instance], out_dir: Path, steps: _Steps, run: D
                                     "scheduler": name, "reason": how})
             else:
                 result = how(inst.problem)
-                context, files = dict(inst.context), inst.files
-                if result.ok and result.problem.topology != inst.problem.topology:  # chose its own parallelism
-                    context["n_tasks"] = result.problem.topology.n_tasks
-                    context["parallelism"] = {op.name: op.parallelism for op in result.problem.topology.operators}
-                    files = _own_job_files(out_dir, inst, result)
-                run.records.append({**context, **result_record(result, model=run.model), **files})
+                record = ResultRecord.of(result, given=inst.problem, model=run.model, context=inst.context,
+                                         extra=inst.files)
+                if record.own_job:   # the scheduler chose another job: its specs, its task count
+                    record = dataclasses.replace(record, context={**record.context, "n_tasks": result.problem.topology.n_tasks},
+                                                 extra=_own_job_files(out_dir, inst, result))
+                run.records.append(record.to_dict())
             steps.advance()
 
 
@@ -369,7 +369,7 @@ SCOREBOARD_ROWS = (("inter_node_cost", min), ("throughput", max), ("seconds", mi
 def _comparable(rec: dict, key: str) -> bool:
     """A value that competes for "best": a placement within capacity, of the given job
     (a scheduler that chose its own parallelism competes on throughput and time only)."""
-    return rec.get(key) is not None and rec.get("valid") is True and not (key == "inter_node_cost" and "parallelism" in rec)
+    return rec.get(key) is not None and rec.get("valid") is True and not (key == "inter_node_cost" and own_job(rec))
 
 
 def scoreboard(records: list[dict]) -> Table:
@@ -397,7 +397,7 @@ def scoreboard(records: list[dict]) -> Table:
                     text = f"[{BEST.style}]{text}{BEST.symbol}[/]"
                 elif rec and value is not None and rec.get("valid") is False and key != "seconds":
                     text += OVERLOADED.symbol
-                if rec and key == "inter_node_cost" and "parallelism" in rec and value is not None:
+                if rec and key == "inter_node_cost" and own_job(rec) and value is not None:
                     text += OWN_JOB.symbol
                 cells.append(text)
             table.add_row(workload if i == 0 else "", cluster if i == 0 else "", metric(key).short, *cells,

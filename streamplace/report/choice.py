@@ -26,6 +26,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
 from ..evaluate.decision import annotate, disagreement, eligible
+from ..evaluate.records import own_job
 from ..schedulers import storm_default
 from .display import metric
 from .render import INSTANCE_KEYS, new_figure, figure_legend, set_scale, colours, plot_metric_by_scheduler
@@ -53,8 +54,8 @@ def decide(records: Sequence[dict], objective: str = "throughput") -> list[dict]
     for members in _jobs(records).values():
         group = [out[i] for i in members]
         reference = next((r for r in group if r.get("scheduler") == default and r.get("placement") is not None
-                          and "parallelism" not in r), None)
-        decision = annotate(group, reference, objective, key="vs_default")
+                          and not own_job(r)), None)
+        decision = annotate(group, reference, objective)
         for rec in group:
             rec.update({flat: (rec["vs_default"] or {}).get(key) for flat, key in GAINS.items()})
         if decision.index is not None:

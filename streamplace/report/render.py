@@ -49,6 +49,7 @@ from matplotlib.ticker import StrMethodFormatter
 from matplotlib.transforms import blended_transform_factory
 
 from .. import __version__
+from ..evaluate.records import own_job
 from ..model.specs import atomic_write_bytes
 from ..schedulers.status import has_placement
 from .display import (NO_PLACEMENT, OVERLOADED, Metric, ReportTable, format_value, legend, metric,
@@ -114,14 +115,14 @@ def add_gaps(records: Sequence[dict], *, keys: Sequence[str] = INSTANCE_KEYS, co
     send less than the optimum, and a negative gap would read as better than optimal)."""
     by_instance: dict[tuple, list[dict]] = {}
     for rec in records:
-        if rec.get("parallelism") is None:
+        if not own_job(rec):
             by_instance.setdefault(tuple(rec.get(k) for k in keys), []).append(rec)
     reference = {inst: _reference(recs, cost) for inst, recs in by_instance.items()}
     out = []
     for rec in records:
         ref, proven = reference.get(tuple(rec.get(k) for k in keys), (None, None))
         # an overloaded placement can send less than the optimum: it has no gap, never a negative one
-        value = number(rec.get(cost)) if rec.get("parallelism") is None and rec.get("valid") is not False else None
+        value = number(rec.get(cost)) if not own_job(rec) and rec.get("valid") is not False else None
         gap = value - ref if value is not None and ref is not None else None
         if gap is None or (ref == 0 and gap != 0):
             pct = None
@@ -331,7 +332,7 @@ def plot_gap_to_optimum(records: Sequence[dict], *, title: str | None = None, ke
     without a proven optimum are measured against the best lower bound and starred, or left out
     with ``proven_only`` (a weak bound makes such bars meaningless)."""
     gapped = [r for r in add_gaps(check_keys(records, "inter_node_cost"), keys=keys)
-              if r["reference"] is not None and (r["reference_proven"] or not proven_only) and r.get("parallelism") is None]
+              if r["reference"] is not None and (r["reference_proven"] or not proven_only) and not own_job(r)]
     if not gapped:
         raise ValueError("no instance has an optimum or a lower bound: run the optimal scheduler too")
     starred = [r if r["reference_proven"] else {**r, group_by: f"{r.get(group_by)}*"} for r in gapped]
