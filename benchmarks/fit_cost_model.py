@@ -30,8 +30,8 @@ import sys
 from datetime import date
 from pathlib import Path
 
-from streamplace.bench import campaign
-from streamplace.bench.display import format_tau, format_taus
+from streamplace.campaign import testbed as campaign
+from streamplace.report.display import format_tau, format_taus
 from streamplace.evaluate.fit import (FITTED, bias, cases_from_runs, cpu_gap, cross_validate, fit, fit_cap, fit_cpu, predictions,
                                       scores, scores_of)
 from streamplace.model.performance import CostModel, load_cost_model
@@ -68,7 +68,7 @@ def main() -> int:
                          "once per training experiment: minutes each for the throughput fit, seconds for the "
                          "node-CPU fit)")
     args = ap.parse_args()
-    from streamplace.bench.reproduce.measured import load_campaigns
+    from streamplace.reproduce.measured import load_campaigns
     # fixed_cpu_cap is fitted by fit_cap after the node-CPU fit (--no-cap), not by --params
     constants = {f.name for f in dataclasses.fields(CostModel)} - {"machine_speed", "latency_load", "fixed_cpu_cap"}
     if bad := [p for p in args.params if p not in constants]:

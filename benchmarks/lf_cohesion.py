@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import argparse
 
-from streamplace.bench.reproduce.lf import gain
-from streamplace.bench.reproduce.reported import LF
+from streamplace.reproduce.lf import gain
+from streamplace.reproduce.reported import LF
 from streamplace.evaluate.metrics import cohesion, coupling
 from streamplace.schedulers import make_scheduler
 from streamplace.schedulers.lf import ASSIGNMENTS

@@ -31,17 +31,18 @@ import time
 
 import numpy as np
 
-from streamplace.bench.demo import app_clusters
+from streamplace.demo.run import app_clusters
 from streamplace.evaluate.metrics import inter_node_cost
 from streamplace.model import Problem
 from streamplace.schedulers import make_scheduler
 from streamplace.model.performance import predict
 from streamplace.workloads import fischer, lf, microbench, runtime
 from streamplace.workloads.applications import APPLICATIONS, application
+from streamplace.schedulers.papers import paper_params
 from streamplace.workloads.synthetic import synthetic_problem
 
-OTHERS = (("even", {}), ("online", {"relax_gamma": True}), ("rstorm", {}), ("metis", {}), ("t3", {}),
-          ("ischeduler", {"theta": 1.0}), ("optimal", {"time_limit": 10.0}))
+OTHERS = tuple((name, paper_params(name)) for name in ("even", "online", "rstorm", "metis", "t3", "ischeduler")) + \
+    (("optimal", {"time_limit": 10.0}),)
 PARTS = ("micro", "apps", "fischer", "random", "large", "throughput")
 
 

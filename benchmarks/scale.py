@@ -39,11 +39,12 @@ from streamplace.evaluate.metrics import inter_node_cost
 from streamplace.model import Problem, Topology
 from streamplace.schedulers import available, make_scheduler
 from streamplace.schedulers.base import REGISTRY
+from streamplace.schedulers.papers import ISCHEDULER_NO_OPTIMISER, OLS_RELAX
 from streamplace.workloads.synthetic import synthetic_problem
 
 DEFAULT_CASES = "1000:10,10000:100,100000:1000,1000000:10000"
-PARAMS = {"ischeduler": {"theta": 0},
-          "online": {"relax_gamma": True}}   # synthetic jobs break Aniello's slot-load cap: time the relaxed run
+PARAMS = {"ischeduler": ISCHEDULER_NO_OPTIMISER,
+          "online": OLS_RELAX}   # synthetic jobs break Aniello's slot-load cap: time the relaxed run
 CPU_PER_TUPLE = 1e-5   # s per tuple, every operator, for the schedulers that need a profiling
 TARGET_SECONDS = 60.0
 

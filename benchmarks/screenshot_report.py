@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from streamplace.bench.page import write_report
+from streamplace.report.page import write_report
 from streamplace.evaluate.records import result_record
 from streamplace.schedulers import available, make_scheduler
 from streamplace.workloads import microbench

@@ -5,7 +5,7 @@ experiments, run on a real multi-process Storm cluster (needs root: network name
     .venv/bin/python benchmarks/storm_testbed.py --reps 3 -o out/campaign-full    # all 10
 
 Writes DIR/runs.jsonl (one record per run, appended as runs finish: see
-streamplace.bench.campaign) and DIR/summary.json, and prints per experiment the measured
+streamplace.campaign.testbed) and DIR/summary.json, and prints per experiment the measured
 bolt throughput per scheduler (tuples executed per second by non-source tasks; mean, sd,
 coefficient of variation, runs) beside the cost model's prediction, the two rankings with Kendall's
 tau and the pairs measured apart beyond noise that the model orders right, measured against
@@ -22,9 +22,9 @@ import sys
 import time
 from pathlib import Path
 
-from streamplace.bench import campaign
-from streamplace.bench.display import format_tau
-from streamplace.bench.reproduce.measured import load_runs
+from streamplace.campaign import testbed as campaign
+from streamplace.report.display import format_tau
+from streamplace.reproduce.measured import load_runs
 from streamplace.evaluate.fit import cases_from_runs, scores
 from streamplace.model.performance import CostModel, load_cost_model
 from streamplace.model.specs import SpecError, atomic_write_text

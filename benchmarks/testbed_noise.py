@@ -24,9 +24,9 @@ import statistics
 import sys
 from pathlib import Path
 
-from streamplace.bench import campaign
-from streamplace.bench.display import format_tau, format_taus
-from streamplace.bench.reproduce.measured import load_campaigns, load_runs
+from streamplace.campaign import testbed as campaign
+from streamplace.report.display import format_tau, format_taus
+from streamplace.reproduce.measured import load_campaigns, load_runs
 from streamplace.evaluate.fit import across, cases_from_runs, scores
 from streamplace.model.performance import CostModel, load_cost_model
 from streamplace.model.specs import SpecError

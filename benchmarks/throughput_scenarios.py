@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import argparse
 
-from streamplace.bench.reproduce.reported import THROUGHPUT
-from streamplace.bench.reproduce.throughput import scenario
+from streamplace.reproduce.reported import THROUGHPUT
+from streamplace.reproduce.throughput import scenario
 from streamplace.model import performance
 from streamplace.model.profiling import DEFAULT_MET
 from streamplace.workloads import nasiri

@@ -18,11 +18,12 @@ from rich.console import Console
 from rich.markup import escape as rich_escape
 from rich.table import Table
 
-from .bench.display import format_value, metric, summary_table
+from .report.display import format_value, metric, summary_table
 from .evaluate.records import evaluation_record, records_to_csv, result_record
 from .model import Problem, build_task_graph
 from .model.errors import FieldError, Notice
 from .model.profiling import DEFAULT_MET, profiling_to_dict
+from .profile import PROFILE_FILES
 from .model.specs import (SpecError, atomic_write_text, cluster_to_dict, load_cluster, load_placement,
                           load_topology, read_document, topology_to_dict, write_document)
 from .schedulers import ParameterError, available, make_scheduler
@@ -136,9 +137,6 @@ def _guard_output(output: str | None, inputs, option: str = "-o") -> None:
     if clash is not None:
         what = "is" if Path(clash).resolve() == Path(output).resolve() else "contains"
         raise UserError(f"{option}: {output} {what} the input {clash}; choose another output path")
-
-
-PROFILE_FILES = {"edges.parquet", "loads.parquet", "summary.json", "rejected"}
 
 
 def _guard_profile_dir(out_dir: str, force: bool) -> None:
@@ -720,7 +718,7 @@ def traffic_cmd(app_name, topology_path, records_path, records_format, time_colu
 def demo(out_dir, quick, time_limit, spark_master, cost_model):
     """The main job: bundled applications generated, replayed and profiled on Spark, scheduled by every
     scheduler on a homogeneous and a heterogeneous cluster, plus the micro-benchmarks; report in DIR."""
-    from .bench.demo import run_demo
+    from .demo.run import run_demo
     from .profile.spark import SparkUnavailable
     try:
         run_demo(Path(out_dir), quick=quick, time_limit=time_limit, console=Console(), master=spark_master,
@@ -729,7 +727,7 @@ def demo(out_dir, quick, time_limit, spark_master, cost_model):
         raise UserError(str(exc)) from None
 
 
-REPRODUCE_PAPERS = ("ischeduler", "t3", "metis", "lf", "throughput")  # = streamplace.bench.reproduce.PAPERS
+REPRODUCE_PAPERS = ("ischeduler", "t3", "metis", "lf", "throughput")  # = streamplace.reproduce.PAPERS
 
 
 @cli.command()
@@ -747,9 +745,9 @@ REPRODUCE_PAPERS = ("ischeduler", "t3", "metis", "lf", "throughput")  # = stream
                    "(statements-testbed.json, a report section).")
 def reproduce(papers, out_dir, quick, time_limit, cost_model, testbed_runs):
     """The papers' comparisons rebuilt from our implementations, beside the published numbers."""
-    from .bench.reproduce import reproduce as run_reproduce
+    from .reproduce import reproduce as run_reproduce
     chosen = REPRODUCE_PAPERS if "all" in papers else tuple(dict.fromkeys(papers))
-    from .bench.reproduce.measured import load_campaigns
+    from .reproduce.measured import load_campaigns
     runs = load_campaigns(testbed_runs) if testbed_runs else None
     run_reproduce(chosen, Path(out_dir), quick=quick, time_limit=time_limit, console=Console(),
                   model=_cost_model(cost_model), testbed_runs=runs)
@@ -767,7 +765,7 @@ def reproduce(papers, out_dir, quick, time_limit, cost_model, testbed_runs):
 def sweep_cmd(grid, out_dir, batch_size, retry_failed, with_report, spark_master):
     """A GRID of workloads x clusters x schedulers x seeds, evaluated in parallel on Spark."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    from .bench.sweep import SweepLocked, load_grid, run_sweep, write_sweep_report
+    from .campaign.sweep import SweepLocked, load_grid, run_sweep, write_sweep_report
     from .profile.spark import SparkUnavailable
     scenarios = load_grid(grid)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .records import ResultRecord
+
 OBJECTIVES = ("throughput", "traffic", "latency")
 
 
@@ -30,14 +32,23 @@ class Decision:
     reason: str
 
 
-def _number(record: dict, key: str) -> float | None:
-    value = record.get(key)
+Record = ResultRecord | dict   # a typed record, or its JSON form (ResultRecord.to_dict)
+
+
+def _typed(record: Record) -> ResultRecord:
+    return record if isinstance(record, ResultRecord) else ResultRecord.from_dict(record)
+
+
+def _number(record: Record, key: str) -> float | None:
+    value = getattr(_typed(record).evaluation, key)
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def eligible(record: dict) -> bool:
-    """A placement of the job as given that respects capacity."""
-    return record.get("valid") is True and record.get("placement") is not None and "parallelism" not in record
+def eligible(record: Record) -> bool:
+    """A placement of the job as given (:attr:`ResultRecord.own_job`: not one whose scheduler
+    chose another job) that respects capacity."""
+    typed = _typed(record)
+    return typed.evaluation.valid and typed.evaluation.placement is not None and not typed.own_job
 
 
 def _key(record: dict, objective: str) -> tuple:
@@ -53,7 +64,7 @@ def _key(record: dict, objective: str) -> tuple:
     return -throughput, traffic, latency
 
 
-def recommend(records: list[dict], objective: str = "throughput") -> Decision:
+def recommend(records: list[Record], objective: str = "throughput") -> Decision:
     """The record to use under ``objective`` (module docstring), with the reason in words."""
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
@@ -70,13 +81,17 @@ def recommend(records: list[dict], objective: str = "throughput") -> Decision:
     return Decision(best, f"{what} among {len(candidates)} placements within capacity ({ties}){tail}")
 
 
-def annotate(records: list[dict], reference: dict | None, objective: str = "throughput", *, key: str) -> Decision:
+def annotate(records: list[dict], reference: Record | None, objective: str = "throughput", *,
+             key: str = "vs_default") -> Decision:
     """Marks ``records`` (one job's) in place: ``recommended`` on every record, ``reason`` on the
     recommended one, and under ``key`` the change against ``reference`` (:func:`versus`) on every
-    record with a placement of the job as given (none without a reference). Returns the decision."""
+    record with a placement of the job as given (none without a reference). ``key`` is the JSON
+    name of :attr:`ResultRecord.vs_default` in the output at hand (the CLI's ``compare`` writes
+    ``vs_<default's name>``). Returns the decision."""
     decision = recommend(records, objective)
     for i, record in enumerate(records):
-        if reference is not None and record.get("placement") is not None and "parallelism" not in record:
+        typed = _typed(record)
+        if reference is not None and typed.evaluation.placement is not None and not typed.own_job:
             record[key] = versus(record, reference)
         record["recommended"] = i == decision.index
     if decision.index is not None:
@@ -90,24 +105,24 @@ def _pct(value: float | None, reference: float | None, *, saved: bool = False) -
     return (reference - value) / reference * 100.0 if saved else (value / reference - 1.0) * 100.0
 
 
-def versus(record: dict, reference: dict) -> dict:
+def versus(record: Record, reference: Record) -> dict:
     """``{traffic_pct, throughput_pct, latency_pct}`` of ``record`` against ``reference`` (None if unknown)."""
     return {"traffic_pct": _pct(_number(record, "inter_node_cost"), _number(reference, "inter_node_cost"), saved=True),
             "throughput_pct": _pct(_number(record, "throughput"), _number(reference, "throughput")),
             "latency_pct": _pct(_number(record, "latency_ms"), _number(reference, "latency_ms"))}
 
 
-def disagreement(records: list[dict], chosen: int, n_tasks: int, n_nodes: int | None) -> str | None:
+def disagreement(records: list[Record], chosen: int, n_tasks: int, n_nodes: int | None) -> str | None:
     """Why the placement with the least inter-node traffic is not ``chosen``, or None if it is."""
     candidates = [i for i, r in enumerate(records) if eligible(r)]
     least = min(candidates, key=lambda i: (_key(records[i], "traffic"), i), default=None)
     if least is None or least == chosen or _key(records[least], "traffic")[0] == _key(records[chosen], "traffic")[0]:
         return None
-    low, pick = records[least], records[chosen]
-    used = low.get("nodes_used")
+    low, pick = _typed(records[least]), _typed(records[chosen])
+    used = low.evaluation.nodes_used
     of = f" of {n_nodes}" if n_nodes else ""
     where = f"packs {n_tasks} tasks on {used}{of} nodes" if used else "sends the least traffic"
-    limit = f": {low['bottleneck']} limits it" if low.get("bottleneck") else ""
-    return (f"{low['scheduler']} sends the least inter-node traffic ({low['inter_node_cost']:g}) but {where}{limit}, "
+    limit = f": {low.evaluation.bottleneck} limits it" if low.evaluation.bottleneck else ""
+    return (f"{low.scheduler} sends the least inter-node traffic ({low.evaluation.inter_node_cost:g}) but {where}{limit}, "
             f"so its predicted throughput ({_number(low, 'throughput') or 0:,.0f}/s) is below "
-            f"{pick['scheduler']}'s ({_number(pick, 'throughput') or 0:,.0f}/s)")
+            f"{pick.scheduler}'s ({_number(pick, 'throughput') or 0:,.0f}/s)")

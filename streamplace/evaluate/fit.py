@@ -1,5 +1,5 @@
 """Fitting the cost model to measured runs: the constants that make predicted throughput answer
-to what the Storm testbed measured (:mod:`streamplace.bench.campaign`).
+to what the Storm testbed measured (:mod:`streamplace.campaign.testbed`).
 
 A *case* is one placement of one experiment with the mean throughput measured over its runs.
 Its prediction is :func:`~streamplace.model.performance.predict` on the cluster as the
@@ -63,7 +63,7 @@ def scaled_cluster(cluster: Cluster, cpu_budget: float) -> Cluster:
 
 def cases_from_runs(runs: Sequence[dict], problem_of: Callable[[dict], Problem], cpu_budget: float) -> list[Case]:
     """Group campaign records by (experiment, scheduler); ``problem_of(record)`` is the problem
-    the record's experiment ran (e.g. :func:`streamplace.bench.campaign.run_problems`)."""
+    the record's experiment ran (e.g. :func:`streamplace.campaign.testbed.run_problems`)."""
     groups: dict[tuple[str, str], list[dict]] = {}
     for r in runs:
         groups.setdefault((r["experiment"], r["scheduler"]), []).append(r)

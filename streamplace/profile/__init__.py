@@ -40,6 +40,14 @@ FORMATS = ("jsonl", "csv", "parquet")
 EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 JSON_SCAN_LINES = 1000
 
+# The layout of a profile directory (the one home: the writer :mod:`.metrics`, the reader
+# :func:`load_profile_graph`, and the CLI's check before it replaces a directory).
+EDGES_FILE = "edges.parquet"     # EDGE_COLUMNS, one row per task edge
+LOADS_FILE = "loads.parquet"     # LOAD_RATE_COLUMNS, one row per task
+SUMMARY_FILE = "summary.json"    # what was read, used and rejected; the weight
+REJECTED_DIR = "rejected"        # one Parquet dataset per input with rejected rows
+PROFILE_FILES = frozenset({EDGES_FILE, LOADS_FILE, SUMMARY_FILE, REJECTED_DIR})
+
 
 @dataclass(frozen=True)
 class InputFile:
@@ -174,7 +182,7 @@ def read_summary(profile_dir: str | os.PathLike) -> dict:
     root = Path(profile_dir)
     if not root.is_dir():
         raise SpecError(root, "", "profile directory not found" if not root.exists() else "not a directory (expected a profile directory)")
-    path = root / "summary.json"
+    path = root / SUMMARY_FILE
     if not path.exists():
         raise SpecError(path, "", "file not found (is this a profile directory written by `streamplace profile`?)")
     note_input(root, tree=True)
@@ -197,15 +205,15 @@ def load_profile_graph(profile_dir: str | os.PathLike, topology: Topology, *, we
     summary = read_summary(root)
     weight = weight or summary.get("weight", "tuples")
     if weight not in WEIGHTS:
-        raise SpecError(root / "summary.json", "weight", f"must be one of {', '.join(WEIGHTS)}, got {weight!r}")
-    edges_path = root / "edges.parquet"
+        raise SpecError(root / SUMMARY_FILE, "weight", f"must be one of {', '.join(WEIGHTS)}, got {weight!r}")
+    edges_path = root / EDGES_FILE
     edges = _read_parquet(edges_path, EDGE_COLUMNS)
     src = _task_ids(edges, "src_task", topology, edges_path)
     dst = _task_ids(edges, "dst_task", topology, edges_path)
     rate = edges[f"{weight}_per_s"].to_numpy(dtype=float)
     if not np.all(np.isfinite(rate)) or np.any(rate < 0):
         raise SpecError(edges_path, f"{weight}_per_s", "rates must be finite and >= 0")
-    loads_path = root / "loads.parquet"
+    loads_path = root / LOADS_FILE
     table = _read_parquet(loads_path, LOAD_RATE_COLUMNS)
     cpu = None
     if len(table):

@@ -50,7 +50,8 @@ from pyspark.sql import types as T
 from ..interrupt import temporary
 from ..model import Topology
 from ..files import SpecError, atomic_write_text, check_output_dir, dumps_json, replace_dir, stage_dir
-from . import EDGE_COLUMNS, LOAD_COLUMNS, LOAD_RATE_COLUMNS, TRAFFIC_COLUMNS, WEIGHTS, InputFile, inspect_input
+from . import (EDGE_COLUMNS, EDGES_FILE, LOAD_COLUMNS, LOAD_RATE_COLUMNS, LOADS_FILE, REJECTED_DIR, SUMMARY_FILE, TRAFFIC_COLUMNS,
+               WEIGHTS, InputFile, inspect_input)
 
 REASONS = ("malformed_record", "missing_value", "non_numeric", "bad_timestamp", "bad_window", "negative_value",
            "unknown_task", "self_loop", "outside_range")
@@ -395,13 +396,13 @@ def _write(out: Path, profile: Profile, rejected: dict) -> None:
     tmp = stage_dir(out)
     with temporary(tmp):
         try:
-            pq.write_table(pa.Table.from_pandas(profile.edges[list(EDGE_COLUMNS)], preserve_index=False), tmp / "edges.parquet")
-            pq.write_table(pa.Table.from_pandas(profile.loads[list(LOAD_RATE_COLUMNS)], preserve_index=False), tmp / "loads.parquet")
+            pq.write_table(pa.Table.from_pandas(profile.edges[list(EDGE_COLUMNS)], preserve_index=False), tmp / EDGES_FILE)
+            pq.write_table(pa.Table.from_pandas(profile.loads[list(LOAD_RATE_COLUMNS)], preserve_index=False), tmp / LOADS_FILE)
             for name, df in rejected.items():
                 if df is not None:
-                    df.write.mode("overwrite").parquet(str(tmp / "rejected" / name))
-            (tmp / "rejected").mkdir(exist_ok=True)
-            atomic_write_text(tmp / "summary.json", dumps_json(profile.summary) + "\n")
+                    df.write.mode("overwrite").parquet(str(tmp / REJECTED_DIR / name))
+            (tmp / REJECTED_DIR).mkdir(exist_ok=True)
+            atomic_write_text(tmp / SUMMARY_FILE, dumps_json(profile.summary) + "\n")
             replace_dir(tmp, out)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)

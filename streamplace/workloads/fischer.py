@@ -31,7 +31,7 @@ schedule puts about 8 tasks on each machine.
 Storm's acking ([F] Sec. V-B2) is on for parallel, payload and opengov and off for reference
 (it ships its own ack bolt, which is part of the chain): :data:`ACKING`. The acker traffic is
 not part of these topologies (the model sizes every message of an operator with its
-``tuple_bytes``, and acks are small): ``streamplace.bench.reproduce`` adds it analytically with
+``tuple_bytes``, and acks are small): ``streamplace.reproduce`` adds it analytically with
 :data:`ACK_BYTES` per ack message and :data:`ACK_CPU` of acker work per ack.
 
 Cluster (Sec. IV-D): iMacs with a 4-core 2.7 GHz Core i5, one worker slot each, 1 Gbit/s,

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from streamplace.bench import campaign
-from streamplace.bench.reproduce.measured import load_campaigns
+from streamplace.campaign import testbed as campaign
+from streamplace.reproduce.measured import load_campaigns
 from streamplace.evaluate.fit import cases_from_runs, scores
 from streamplace.model.performance import load_cost_model
 from streamplace.workloads import runtime

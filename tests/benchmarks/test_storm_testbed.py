@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from streamplace.bench import campaign
-from streamplace.bench.reproduce.measured import load_runs
+from streamplace.campaign import testbed as campaign
+from streamplace.reproduce.measured import load_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "storm_testbed.py"

@@ -5,8 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from streamplace.bench import campaign
-from streamplace.bench.reproduce.measured import load_runs
+from streamplace.campaign import testbed as campaign
+from streamplace.reproduce.measured import load_runs
 from streamplace.evaluate.fit import across, cases_from_runs
 
 ROOT = Path(__file__).resolve().parents[2]

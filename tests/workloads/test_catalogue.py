@@ -2,7 +2,8 @@
 
 import pytest
 
-from streamplace.bench import demo, sweep
+from streamplace.demo import run as demo
+from streamplace.campaign import sweep
 from streamplace.model import build_task_graph
 from streamplace.model.specs import cluster_to_dict, load_cluster, load_topology, topology_to_dict
 from streamplace.workloads import catalogue

@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from streamplace.bench.campaign import problems, saturated_job
+from streamplace.campaign.testbed import problems, saturated_job
 from streamplace.schedulers import make_scheduler
 from streamplace.storm import StormError
 from streamplace.storm.run import RunSettings, run_jobs

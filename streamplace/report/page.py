@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 
 from .choice import decide, plot_pareto, plot_placement, plot_vs_default, recommended
 from .display import metric, summary_table
-from .report import (INSTANCE_KEYS, Section, _check, _number, add_gaps, html_report, pivot_table, plot_gap_to_optimum,
+from .render import (INSTANCE_KEYS, Section, check_keys, number, add_gaps, html_report, pivot_table, plot_gap_to_optimum,
                      plot_lines, plot_metric_by_scheduler, plot_time, write_png)
 
 PLACEMENT_PLOTS = 6          # recommended placements drawn (the first jobs)
@@ -98,12 +98,12 @@ def write_report(records: Sequence[dict], out_dir: str | Path, *, title: str = "
                  intro: str = "") -> Path:
     """The standard report of ``records`` (each with ``workload`` and ``cluster``) in ``out_dir``:
     one PNG per figure and ``report.html`` embedding them; returns the HTML path."""
-    records = decide(add_gaps(_check(records, *INSTANCE_KEYS, "scheduler")))
+    records = decide(add_gaps(check_keys(records, *INSTANCE_KEYS, "scheduler")))
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     sections = decision_sections(records, out_dir)
     for key, heading, how in _STANDARD:
-        if not any(_number(rec.get(key)) is not None for rec in records):
+        if not any(number(rec.get(key)) is not None for rec in records):
             continue
         png = write_png(_standard_figure(records, key), out_dir / f"{key}.png")
         tables = [pivot_table(records, key)] if key == "inter_node_cost" else []

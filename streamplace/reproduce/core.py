@@ -26,12 +26,13 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterable
 
-from ...model import performance
-from ...evaluate.records import result_record
-from ...model import Problem
-from ...schedulers import available, make_scheduler
-from ...schedulers.base import Scheduler
-from ..report import Section
+from ..model import performance
+from ..evaluate.records import result_record
+from ..model import Problem
+from ..schedulers import available, make_scheduler
+from ..schedulers.base import Scheduler
+from ..schedulers.papers import OLS_RELAX
+from ..report.render import Section
 
 TOLERANCE_PP = 10.0   # percentage points within which a gain "agrees"
 SIMILAR_PCT = 10.0    # "similar" in a paper: ours within +-10 %
@@ -159,7 +160,6 @@ def predicted(problem: Problem, placement, model: performance.CostModel) -> dict
     return out
 
 
-OLS_RELAX = {"relax_gamma": True}
 OLS_RELAX_WHY = ("OLS ran with relax_gamma=true: with unit task loads its slot-load limit gamma x E / W caps a slot "
                  "at floor(1.1 E / W) tasks, below the ceil(E / W) some slot needs, so the greedy has no slot for the "
                  "last tasks; the papers' OLS used measured, non-uniform CPU loads ([I]/[T3] Sec. 6, [F] Sec. IV-A2), "

@@ -443,7 +443,7 @@ def result_records(out_dir: str | Path) -> list[dict]:
 
 
 def write_sweep_report(out_dir: str | Path, *, title: str = "streamplace sweep") -> Path:
-    from .page import write_report
+    from ..report.page import write_report
     records = result_records(out_dir)
     return write_report(records, out_dir, title=title, intro=f"{len(records)} scenarios from {Path(out_dir) / PARTS}.")
 

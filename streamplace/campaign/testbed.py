@@ -45,11 +45,11 @@ from ..model.performance import CostModel
 from ..model import Placement, Problem, Topology
 from ..model.specs import placement_from_dict
 from ..schedulers import make_scheduler
+from ..schedulers.papers import ISCHEDULER, ISCHEDULER_NO_OPTIMISER, OLS_RELAX
 from ..storm import records
 from ..storm.plans import workers_of
 from ..storm.run import Job, RunSettings, run_jobs
 from ..workloads import runtime
-from .reproduce.core import OLS_RELAX
 
 #: (label, scheduler name, parameters): every system of [I]/[T3] Sec. 6 and the project's own.
 SCHEDULERS = (
@@ -58,8 +58,8 @@ SCHEDULERS = (
     ("rstorm", "rstorm", {}),
     ("metis", "metis", {}),
     ("t3", "t3", {}),
-    ("ischeduler", "ischeduler", {"theta": 1.0}),
-    ("ischeduler (theta=0)", "ischeduler", {"theta": 0.0}),
+    ("ischeduler", "ischeduler", dict(ISCHEDULER)),
+    ("ischeduler (theta=0)", "ischeduler", dict(ISCHEDULER_NO_OPTIMISER)),
     ("lf", "lf", {}),
     ("optimal", "optimal", {"time_limit": 10.0}),
 )
@@ -97,7 +97,7 @@ QUICK_WORKLOADS = ("linear-io", "diamond-cpu", "smart-home@2high+4low")
 #: build directory. Not shown to measure the same as version 1 (one campaign of trending-topics
 #: measured +22 % in median over version 1's, an ablation in fresh testbeds as much as version 1:
 #: docs/performance-model.md), so runs of one cell on two versions are not pooled
-#: (:func:`streamplace.bench.reproduce.measured.load_campaigns`).
+#: (:func:`streamplace.reproduce.measured.load_campaigns`).
 TESTBED_VERSION = 2
 
 
@@ -199,7 +199,7 @@ def operating_point(settings: RunSettings) -> dict:
     the testbed's CPU budget and CFS period, its version, and the Storm settings its jobs ran with
     (:data:`STORM_CONF` under ``settings.storm_conf``, merged as the run merges them:
     ``RunSettings.over``). Runs of one cell that differ in these are never pooled
-    (:func:`~streamplace.bench.reproduce.measured.load_campaigns`)."""
+    (:func:`~streamplace.reproduce.measured.load_campaigns`)."""
     bed = settings.testbed
     return {"cpu_budget": bed.budget(), "storm_conf": settings.over(STORM_CONF), "spout_selectivity": True,
             "testbed_version": TESTBED_VERSION, "cpu_period_ms": bed.cpu_period_ms}

@@ -6,7 +6,7 @@ import math
 import pytest
 import yaml
 
-from streamplace.bench.sweep import SweepProgress, expand_grid, load_grid, read_results, run_scenario, run_sweep
+from streamplace.campaign.sweep import SweepProgress, expand_grid, load_grid, read_results, run_scenario, run_sweep
 from streamplace.cli import main
 from streamplace.evaluate.records import METRIC_KEYS, result_record
 from streamplace.model import Problem

@@ -23,7 +23,7 @@ keys (``workload``, ``cluster``, ``layout``, ``n_tasks``, ``seed`` ...). Values 
   table (terminal) or HTML; :func:`html_report` writes one HTML file with the figures embedded as
   base64 PNG and no external resource, so it opens offline. Every file is written to a temporary
   name and renamed (the README's "Exit codes, errors and safety").
-* The standard page of the main job and the sweeps is :func:`streamplace.bench.page.write_report`.
+* The standard page of the main job and the sweeps is :func:`streamplace.report.page.write_report`.
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ from matplotlib.ticker import StrMethodFormatter
 from matplotlib.transforms import blended_transform_factory
 
 from .. import __version__
+from ..evaluate.records import own_job
 from ..model.specs import atomic_write_bytes
 from ..schedulers.status import has_placement
 from .display import (NO_PLACEMENT, OVERLOADED, Metric, ReportTable, format_value, legend, metric,
@@ -57,7 +58,7 @@ from .display import (NO_PLACEMENT, OVERLOADED, Metric, ReportTable, format_valu
 # ---------------------------------------------------------------------------- metrics and labels
 
 
-def _number(value) -> float | None:
+def number(value) -> float | None:
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
         return None
     return float(value)
@@ -114,14 +115,14 @@ def add_gaps(records: Sequence[dict], *, keys: Sequence[str] = INSTANCE_KEYS, co
     send less than the optimum, and a negative gap would read as better than optimal)."""
     by_instance: dict[tuple, list[dict]] = {}
     for rec in records:
-        if rec.get("parallelism") is None:
+        if not own_job(rec):
             by_instance.setdefault(tuple(rec.get(k) for k in keys), []).append(rec)
     reference = {inst: _reference(recs, cost) for inst, recs in by_instance.items()}
     out = []
     for rec in records:
         ref, proven = reference.get(tuple(rec.get(k) for k in keys), (None, None))
         # an overloaded placement can send less than the optimum: it has no gap, never a negative one
-        value = _number(rec.get(cost)) if rec.get("parallelism") is None and rec.get("valid") is not False else None
+        value = number(rec.get(cost)) if not own_job(rec) and rec.get("valid") is not False else None
         gap = value - ref if value is not None and ref is not None else None
         if gap is None or (ref == 0 and gap != 0):
             pct = None
@@ -132,14 +133,14 @@ def add_gaps(records: Sequence[dict], *, keys: Sequence[str] = INSTANCE_KEYS, co
 
 
 def _reference(records: list[dict], cost: str) -> tuple[float | None, bool | None]:
-    optimal = [c for r in records if r.get("status") == "optimal" and (c := _number(r.get(cost))) is not None]
+    optimal = [c for r in records if r.get("status") == "optimal" and (c := number(r.get(cost))) is not None]
     if optimal:
         return min(optimal), True
-    bounds = [b for r in records if (b := _number(r.get("lower_bound"))) is not None]
+    bounds = [b for r in records if (b := number(r.get("lower_bound"))) is not None]
     if not bounds:
         return None, None
     bound = max(bounds)
-    valid = [c for r in records if r.get("valid", True) and (c := _number(r.get(cost))) is not None]
+    valid = [c for r in records if r.get("valid", True) and (c := number(r.get(cost))) is not None]
     if valid and min(valid) <= bound + COST_REL_TOL * max(1.0, abs(bound)):
         return min(valid), True
     return bound, False
@@ -179,7 +180,7 @@ def _cells(records: Sequence[dict], keys: tuple[str, ...], value_key: str) -> di
     cells: dict[tuple, _Cell] = {}
     for rec in records:
         cell = cells.setdefault(tuple(rec.get(k) for k in keys), _Cell([], False))
-        value = _number(rec.get(value_key))
+        value = number(rec.get(value_key))
         if value is not None:
             cell.values.append(value)
             cell.invalid |= rec.get("valid") is False and has_placement(rec.get("status", "heuristic"))
@@ -201,7 +202,7 @@ def _distinct(records: Sequence[dict], key: Facet) -> list:
     return list(dict.fromkeys(_key_of(rec, key) for rec in records))
 
 
-def _check(records: Sequence[dict], *keys: Facet) -> list[dict]:
+def check_keys(records: Sequence[dict], *keys: Facet) -> list[dict]:
     records = list(records)
     if not records:
         raise ValueError("no records to plot")
@@ -211,7 +212,7 @@ def _check(records: Sequence[dict], *keys: Facet) -> list[dict]:
     return records
 
 
-def _figure(n_panels: int, panel_width: float, title: str, extra_height: float = 0.0):
+def new_figure(n_panels: int, panel_width: float, title: str, extra_height: float = 0.0):
     """A constrained-layout Agg figure with ``n_panels`` axes, side by side while they fit."""
     ncols = max(1, min(n_panels, int(_MAX_WIDTH // panel_width)))
     nrows = math.ceil(n_panels / ncols)
@@ -226,7 +227,7 @@ def _figure(n_panels: int, panel_width: float, title: str, extra_height: float =
     return fig, axes[:n_panels]
 
 
-def _scale(ax, log: bool) -> None:
+def set_scale(ax, log: bool) -> None:
     """Log scale, or plain numbers with thousands separators instead of a "1e6" offset."""
     if log:
         ax.set_yscale("log")
@@ -240,7 +241,7 @@ def _panel_title(facet: Facet, value) -> str:
     return f"{metric(facet).short}: {value}" if facet else ""
 
 
-def _legend(fig: Figure, handles: list) -> None:
+def figure_legend(fig: Figure, handles: list) -> None:
     """One legend under the panels, with as many columns as fit the figure's width."""
     entry = 0.55 + 0.07 * max(len(h.get_label()) for h in handles)   # inches: key + label at 9 pt
     ncols = max(1, min(len(handles), 6, int(fig.get_figwidth() // entry)))
@@ -272,14 +273,14 @@ def plot_metric_by_scheduler(records: Sequence[dict], key: str, *, title: str | 
                              log: bool = False, legend_extra: Sequence = ()) -> Figure:
     """Grouped bars of ``key``: one group per ``group_by`` value, one bar per ``hue`` value
     (scheduler), one panel per ``facet`` value; ``legend_extra`` adds legend entries."""
-    records = _check(records, key, group_by, facet, hue)
+    records = check_keys(records, key, group_by, facet, hue)
     hues = ordered(rec.get(hue) for rec in records)
     palette = colours(hues)
     panels = _distinct(records, facet)
     n_groups = max(len(_distinct([r for r in records if _key_of(r, facet) == p], group_by)) for p in panels)
     panel_width = 0.9 + n_groups * (0.15 * len(hues) + 0.3)
     rotate = n_groups * max(len(str(g)) for g in _distinct(records, group_by)) * 0.075 > 0.8 * min(_MAX_WIDTH, panel_width)
-    fig, axes = _figure(len(panels), panel_width, title or f"{metric(key).long} by {hue}", extra_height=0.5 if rotate else 0.0)
+    fig, axes = new_figure(len(panels), panel_width, title or f"{metric(key).long} by {hue}", extra_height=0.5 if rotate else 0.0)
     width = 0.8 / len(hues)
     any_invalid = any_missing = False
     for ax, panel in zip(axes, panels):
@@ -308,7 +309,7 @@ def plot_metric_by_scheduler(records: Sequence[dict], key: str, *, title: str | 
                 if height == 0:  # a zero bar is invisible: say so
                     ax.annotate("0", (xi, 0), xytext=(0, 2), textcoords="offset points", ha="center", va="bottom",
                                 fontsize=7, color="#444444")
-        _scale(ax, log)
+        set_scale(ax, log)
         for xi, h in missing_x:
             _mark_missing(ax, [xi], palette[h])
         any_missing |= bool(missing_x)
@@ -321,7 +322,7 @@ def plot_metric_by_scheduler(records: Sequence[dict], key: str, *, title: str | 
         ax.set_ylabel(ylabel or metric(key).label)
         ax.set_title(_panel_title(facet, panel))
     handles = [Patch(facecolor=palette[h], edgecolor="black", linewidth=0.4, label=str(h)) for h in hues]
-    _legend(fig, handles + _marker_handles(any_invalid, any_missing, bars=True) + list(legend_extra))
+    figure_legend(fig, handles + _marker_handles(any_invalid, any_missing, bars=True) + list(legend_extra))
     return fig
 
 
@@ -330,8 +331,8 @@ def plot_gap_to_optimum(records: Sequence[dict], *, title: str | None = None, ke
     """Bars of the inter-node cost's gap to the optimum (%) per scheduler and instance; instances
     without a proven optimum are measured against the best lower bound and starred, or left out
     with ``proven_only`` (a weak bound makes such bars meaningless)."""
-    gapped = [r for r in add_gaps(_check(records, "inter_node_cost"), keys=keys)
-              if r["reference"] is not None and (r["reference_proven"] or not proven_only) and r.get("parallelism") is None]
+    gapped = [r for r in add_gaps(check_keys(records, "inter_node_cost"), keys=keys)
+              if r["reference"] is not None and (r["reference_proven"] or not proven_only) and not own_job(r)]
     if not gapped:
         raise ValueError("no instance has an optimum or a lower bound: run the optimal scheduler too")
     starred = [r if r["reference_proven"] else {**r, group_by: f"{r.get(group_by)}*"} for r in gapped]
@@ -352,13 +353,13 @@ def plot_lines(records: Sequence[dict], x: str, y: str, *, hue: str = "scheduler
                title: str | None = None, xlabel: str | None = None, ylabel: str | None = None, log: bool = False) -> Figure:
     """One line of ``y`` against ``x`` per ``hue`` value, one panel per ``facet`` value (e.g. cost
     against task count per scheduler). Numeric ``x`` is a numeric axis, anything else categorical."""
-    records = _check(records, x, y, hue, facet)
+    records = check_keys(records, x, y, hue, facet)
     hues = ordered(rec.get(hue) for rec in records)
     palette, marker = colours(hues), markers(hues)
-    numeric_x = all(_number(rec.get(x)) is not None for rec in records)
+    numeric_x = all(number(rec.get(x)) is not None for rec in records)
     categories = ordered(rec.get(x) for rec in records) if numeric_x else _distinct(records, x)
     panels = _distinct(records, facet)
-    fig, axes = _figure(len(panels), 5.0, title or f"{metric(y).long} against {metric(x).long}")
+    fig, axes = new_figure(len(panels), 5.0, title or f"{metric(y).long} against {metric(x).long}")
     any_invalid = any_missing = False
     for ax, panel in zip(axes, panels):
         cells = _cells([r for r in records if _key_of(r, facet) == panel], (hue, x), y)
@@ -381,7 +382,7 @@ def plot_lines(records: Sequence[dict], x: str, y: str, *, hue: str = "scheduler
             if empty.size:
                 _mark_missing(ax, empty, palette[h])
                 any_missing = True
-        _scale(ax, log)
+        set_scale(ax, log)
         if not numeric_x:
             ax.set_xticks(range(len(categories)), [str(c) for c in categories])
         elif len(categories) <= 12:  # few sizes: tick exactly those
@@ -392,7 +393,7 @@ def plot_lines(records: Sequence[dict], x: str, y: str, *, hue: str = "scheduler
         ax.set_title(_panel_title(facet, panel))
     handles = [Line2D([], [], color=palette[h], marker=marker[h], markeredgecolor="black", markeredgewidth=0.4,
                       label=str(h)) for h in hues]
-    _legend(fig, handles + _marker_handles(any_invalid, any_missing, bars=False))
+    figure_legend(fig, handles + _marker_handles(any_invalid, any_missing, bars=False))
     return fig
 
 
@@ -416,7 +417,7 @@ def pivot_table(records: Sequence[dict], key: str, *, rows: Sequence[str] = INST
     """``key`` with one row per distinct ``rows`` value and one column per ``columns`` value
     (schedulers in display order); several records in a cell are averaged; placements that
     exceed node capacity carry :data:`~.display.OVERLOADED`'s mark."""
-    records = _check(records, key, columns, *rows)
+    records = check_keys(records, key, columns, *rows)
     col_values = ordered(rec.get(columns) for rec in records)
     cells = _cells(records, (*rows, columns), key)
     row_values = list(dict.fromkeys(tuple(rec.get(k) for k in rows) for rec in records))

@@ -5,7 +5,7 @@ import io
 import pytest
 from rich.console import Console
 
-from streamplace.bench.display import (BEST, MARKS, NO_PLACEMENT, OVERLOADED, compact, format_pct, format_tau, format_taus, format_value, legend,
+from streamplace.report.display import (BEST, MARKS, NO_PLACEMENT, OVERLOADED, compact, format_pct, format_tau, format_taus, format_value, legend,
                                        metric, row_mark, summary_table)
 
 KEYS = ("scheduler", "status", "valid", "inter_node_cost", "lower_bound", "inter_worker_cost", "throughput",

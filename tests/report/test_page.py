@@ -2,7 +2,7 @@
 
 import re
 
-from streamplace.bench.page import write_report
+from streamplace.report.page import write_report
 from streamplace.evaluate.records import result_record
 from streamplace.schedulers import make_scheduler
 from streamplace.workloads import microbench

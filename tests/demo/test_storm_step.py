@@ -2,7 +2,7 @@
 
 import pytest
 
-from streamplace.bench.storm_step import instance_to_run
+from streamplace.demo.storm_step import instance_to_run
 from streamplace.storm import StormError
 
 

@@ -20,7 +20,7 @@ Steps, each with a progress bar and its wall time (``run.json``):
 5. **micro-benchmarks**: the [I]/[T3] Sec. 5 layouts at a few sizes on the papers' two
    clusters, every registered scheduler; the optimum gives the gap-to-optimum plot.
 6. **report**: ``results.json`` (every record, placements included), ``results.csv``,
-   ``report.html`` + PNGs (:func:`streamplace.bench.report.write_report`), ``run.json`` (options,
+   ``report.html`` + PNGs (:func:`streamplace.report.render.write_report`), ``run.json`` (options,
    step times, profile summaries, skipped runs) and a summary table on the terminal.
 
 Application clusters. The [I]/[T3] Sec. 6 testbed machines (:mod:`streamplace.workloads.runtime`):
@@ -36,7 +36,7 @@ Scheduler parameters. ``optimal``: ``time_limit`` (default 10 s; a proven optimu
 placement and bound in that time); ``ischeduler``: theta = 1 s ([I] Sec. 6); ``online``: the
 papers' parameters plus an explicit ``relax_gamma=true``: rerun without the slot-load cap ``gamma``
 when the cap makes it infeasible with unit task loads (the record's ``details.gamma_relaxed`` and
-``message`` say so); the rest with their defaults (:data:`SCHEDULER_PARAMS`). Every scheduler is
+``message`` say so); the rest with their defaults (:data:`streamplace.schedulers.papers.PAPER_PARAMS`). Every scheduler is
 built by :func:`~streamplace.schedulers.make_scheduler` with the demo's time limit as its budget,
 as the CLI's ``--time-limit`` does.
 
@@ -81,7 +81,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..model.performance import CostModel
-from ..evaluate.records import records_to_csv, result_record
+from ..evaluate.records import ResultRecord, own_job, records_to_csv
 from ..model import Cluster, Problem, Topology
 from ..model.profiling import Profiling, derive_profiling
 from ..model.specs import (atomic_write_text, cluster_to_dict, load_cluster, load_topology, topology_to_dict,
@@ -89,12 +89,13 @@ from ..model.specs import (atomic_write_text, cluster_to_dict, load_cluster, loa
 from ..profile import load_profile_graph
 from ..schedulers import NoPlacement, available, make_scheduler
 from ..schedulers.base import ScheduleResult
+from ..schedulers.papers import paper_params
 from ..workloads import microbench
 from ..workloads.applications import APPLICATIONS, application, write_records
 from ..workloads.catalogue import sized_cluster
-from .display import BEST, MARKS, OVERLOADED, OWN_JOB, compact, legend, metric
-from .page import write_report
-from .report import COST_REL_TOL, ordered
+from ..report.display import BEST, MARKS, OVERLOADED, OWN_JOB, compact, legend, metric
+from ..report.page import write_report
+from ..report.render import COST_REL_TOL, ordered
 from ..storm import StormError
 from .storm_step import run_storm_step, storm_summary
 
@@ -309,15 +310,13 @@ def application_instances(out_dir: Path, loads: dict[str, pd.DataFrame], run: De
 Runner = Callable[[Problem], ScheduleResult]
 
 
-# The demo's scheduler grid, in the form of a sweep grid's ``schedulers``: every registered
-# scheduler with its defaults and the demo's time limit as its budget, except these parameters
-# (module docstring).
-SCHEDULER_PARAMS = {"ischeduler": {"theta": 1.0}, "online": {"relax_gamma": True}}
+# The demo's scheduler grid: every registered scheduler with its defaults and the demo's time
+# limit as its budget, except the papers' parameters (schedulers.papers; module docstring).
 
 
 def runner(name: str, instance: Instance, *, time_limit: float) -> Runner | str:
     """How ``name`` runs on ``instance``, or the reason it is skipped (module docstring)."""
-    scheduler = make_scheduler(name, SCHEDULER_PARAMS.get(name), time_limit=time_limit)
+    scheduler = make_scheduler(name, paper_params(name), time_limit=time_limit)
     if scheduler.needs_profiling:
         if instance.loads is None:
             return "no CPU cost per tuple to measure (the micro-benchmarks model traffic only)"
@@ -352,12 +351,12 @@ def schedule_all(instances: list[Instance], out_dir: Path, steps: _Steps, run: D
                                     "scheduler": name, "reason": how})
             else:
                 result = how(inst.problem)
-                context, files = dict(inst.context), inst.files
-                if result.ok and result.problem.topology != inst.problem.topology:  # chose its own parallelism
-                    context["n_tasks"] = result.problem.topology.n_tasks
-                    context["parallelism"] = {op.name: op.parallelism for op in result.problem.topology.operators}
-                    files = _own_job_files(out_dir, inst, result)
-                run.records.append({**context, **result_record(result, model=run.model), **files})
+                record = ResultRecord.of(result, given=inst.problem, model=run.model, context=inst.context,
+                                         extra=inst.files)
+                if record.own_job:   # the scheduler chose another job: its specs, its task count
+                    record = dataclasses.replace(record, context={**record.context, "n_tasks": result.problem.topology.n_tasks},
+                                                 extra=_own_job_files(out_dir, inst, result))
+                run.records.append(record.to_dict())
             steps.advance()
 
 
@@ -370,7 +369,7 @@ SCOREBOARD_ROWS = (("inter_node_cost", min), ("throughput", max), ("seconds", mi
 def _comparable(rec: dict, key: str) -> bool:
     """A value that competes for "best": a placement within capacity, of the given job
     (a scheduler that chose its own parallelism competes on throughput and time only)."""
-    return rec.get(key) is not None and rec.get("valid") is True and not (key == "inter_node_cost" and "parallelism" in rec)
+    return rec.get(key) is not None and rec.get("valid") is True and not (key == "inter_node_cost" and own_job(rec))
 
 
 def scoreboard(records: list[dict]) -> Table:
@@ -398,7 +397,7 @@ def scoreboard(records: list[dict]) -> Table:
                     text = f"[{BEST.style}]{text}{BEST.symbol}[/]"
                 elif rec and value is not None and rec.get("valid") is False and key != "seconds":
                     text += OVERLOADED.symbol
-                if rec and key == "inter_node_cost" and "parallelism" in rec and value is not None:
+                if rec and key == "inter_node_cost" and own_job(rec) and value is not None:
                     text += OWN_JOB.symbol
                 cells.append(text)
             table.add_row(workload if i == 0 else "", cluster if i == 0 else "", metric(key).short, *cells,

@@ -4,7 +4,7 @@ the Pareto front, and the placement drawing."""
 import numpy as np
 import pytest
 
-from streamplace.bench.choice import _front, decide, plot_pareto, plot_placement, plot_vs_default, recommended
+from streamplace.report.choice import _front, decide, plot_pareto, plot_placement, plot_vs_default, recommended
 from streamplace.evaluate.records import result_record
 from streamplace.model import Problem
 from streamplace.schedulers import make_scheduler

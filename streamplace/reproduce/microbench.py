@@ -9,10 +9,10 @@ optimum is computed once per instance and run, shared by both papers.
 
 from __future__ import annotations
 
-from ...schedulers import make_scheduler
-from ...workloads import microbench
-from .. import report
-from ..report import Section, add_gaps, pivot_table, plot_lines
+from ..schedulers import make_scheduler
+from ..workloads import microbench
+from ..report import render as report
+from ..report.render import Section, add_gaps, pivot_table, plot_lines
 from .core import Check, Run, exact_verdict
 from .reported import ISCHEDULER, T3
 

@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 from rich.console import Console
 
-from streamplace.bench.demo import (QUICK, STEPS, app_clusters, measured_cpu_per_tuple, measured_profiling,
+from streamplace.demo.run import (QUICK, STEPS, app_clusters, measured_cpu_per_tuple, measured_profiling,
                                     run_demo, scoreboard)
-from streamplace.bench import report
+from streamplace.report import render as report
 from streamplace.cli import main
 from streamplace.evaluate.records import METRIC_KEYS, evaluation_record
 from streamplace.model import Operator, Problem, Stream, Topology
@@ -225,7 +225,7 @@ def test_scoreboard_marks_the_best_within_capacity_of_the_same_job():
 
 
 def test_ends_with_the_recommended_placement_and_even_run_on_storm(demo):
-    from streamplace.bench.storm_step import recommended, testbed_or_reason
+    from streamplace.demo.storm_step import recommended, testbed_or_reason
     out, records, run, stdout = demo
     storm = run["storm"]
     mode, why = testbed_or_reason()

@@ -15,15 +15,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...evaluate.records import result_record
-from ...model import Problem
-from ...model.profiling import DEFAULT_MET, DEFAULT_R0, Profiling
-from ...schedulers import ScheduleResult, make_scheduler
-from ...schedulers.throughput import Prediction, predict
-from ...workloads import nasiri
-from .. import report
-from ..report import Section, pivot_table, plot_metric_by_scheduler, summary_table
-from ..display import format_pct
+from ..evaluate.records import result_record
+from ..model import Problem
+from ..model.profiling import DEFAULT_MET, DEFAULT_R0, Profiling
+from ..schedulers import ScheduleResult, make_scheduler
+from ..schedulers.throughput import Prediction, predict
+from ..workloads import nasiri
+from ..report import render as report
+from ..report.render import Section, pivot_table, plot_metric_by_scheduler, summary_table
+from ..report.display import format_pct
 from .core import Check, Run, pct, range_verdict, tolerance_text
 from .reported import THROUGHPUT
 

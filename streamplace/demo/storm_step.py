@@ -36,7 +36,7 @@ from ..storm.run import Job, RunSettings, run_jobs
 from ..storm.testbed import holder, preflight
 from ..evaluate.decision import recommend
 from ..evaluate.fit import predicted_figures
-from .campaign import measured, saturated, saturated_job
+from ..campaign.testbed import measured, saturated, saturated_job
 
 WARMUP_S = 10.0
 MEASURE_S = 10.0

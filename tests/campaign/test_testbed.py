@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import yaml
 
-from streamplace.bench import campaign
-from streamplace.bench.reproduce import measured
+from streamplace.campaign import testbed as campaign
+from streamplace.reproduce import measured
 from streamplace.model import Cluster, Node, Operator, Problem, Stream, Topology
 from streamplace.model.placement import Placement
 from streamplace.storm.run import RunSettings

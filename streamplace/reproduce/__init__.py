@@ -8,7 +8,7 @@ chosen papers and writes to the output directory:
 * ``results.json`` / ``results.csv``: one record per (paper, experiment, workload, cluster,
   scheduler) with the metric keys of :func:`~streamplace.evaluate.records.result_record`
   (placements in the JSON) plus each experiment's own keys;
-* PNG figures and ``report.html`` (via :mod:`streamplace.bench.report`);
+* PNG figures and ``report.html`` (via :mod:`streamplace.report.render`);
 * ``summary.md``: per paper, every published statement beside our number with a verdict
   (:mod:`.core`), where and why we differ, and the paper's values with their sources;
 * ``statements.json``: the same statements machine-readably, one object per statement with
@@ -29,9 +29,9 @@ import numpy as np
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ...evaluate.records import records_to_csv
-from ...model.specs import atomic_write_text
-from ..report import Section, html_report, summary_table
+from ..evaluate.records import records_to_csv
+from ..model.specs import atomic_write_text
+from ..report.render import Section, html_report, summary_table
 from . import lf, measured, metis, microbench, testbed, throughput
 from .core import VERDICTS, Check, PaperResult, Run, tally, verdict_text
 from .reported import TABLES, Reported

@@ -6,13 +6,13 @@ import re
 import numpy as np
 import pytest
 
-from streamplace.bench.reproduce import PAPERS, REGISTRY, reproduce
-from streamplace.bench.reproduce import lf as lf_repro
-from streamplace.bench.reproduce import metis as metis_repro
-from streamplace.bench.reproduce import microbench as micro_repro
-from streamplace.bench.reproduce import testbed, throughput
-from streamplace.bench.reproduce.core import gain_verdict, range_verdict
-from streamplace.bench.reproduce.reported import TABLES
+from streamplace.reproduce import PAPERS, REGISTRY, reproduce
+from streamplace.reproduce import lf as lf_repro
+from streamplace.reproduce import metis as metis_repro
+from streamplace.reproduce import microbench as micro_repro
+from streamplace.reproduce import testbed, throughput
+from streamplace.reproduce.core import gain_verdict, range_verdict
+from streamplace.reproduce.reported import TABLES
 from streamplace.cli import REPRODUCE_PAPERS, main
 from streamplace.model import performance
 from streamplace.evaluate.records import METRIC_KEYS, evaluation_record
@@ -145,7 +145,7 @@ def _micro(workload, cluster, scheduler, cost, optimum):
 
 @pytest.mark.parametrize("diamond, verdict", [(148.0, "agree"), (150.0, "disagree")])
 def test_ischeduler_checks_against_hand_made_records(diamond, verdict):
-    from streamplace.bench.report import add_gaps
+    from streamplace.report.render import add_gaps
     recs = add_gaps([_micro("diamond-30", "heterogeneous", "optimal", 146.0, None),
                      _micro("diamond-30", "heterogeneous", "ischeduler", diamond, None),
                      _micro("star-30", "heterogeneous", "optimal", 86.0, None),
@@ -248,7 +248,7 @@ def test_statements_json_has_every_statement_with_its_reason(run):
 
 
 def test_a_verdict_other_than_agree_needs_a_why():
-    from streamplace.bench.reproduce.core import Check
+    from streamplace.reproduce.core import Check
     with pytest.raises(ValueError, match="needs a why"):
         Check("throughput", "x", "claim", "[N] Table 4", "1", "2", "not_comparable")
     assert Check("throughput", "x", "claim", "[N] Table 4", "1", "1", "agree").statement()["paper"] == "N"
@@ -283,7 +283,7 @@ def test_fischer_throughput_tolerance_is_table_i_spread():
 
 
 def test_a_statement_on_a_relaxed_ols_run_says_so():
-    from streamplace.bench.reproduce.core import OLS_RELAX_WHY
+    from streamplace.reproduce.core import OLS_RELAX_WHY
     recs = []
     for exp, workload, cluster in {(s.kind, s.workload, s.cluster) for s in runtime.scenarios()}:
         for sched, relaxed in (("t3", False), ("rstorm", False), ("online", workload == "star"),
@@ -298,7 +298,7 @@ def test_a_statement_on_a_relaxed_ols_run_says_so():
 
 
 def test_campaigns_pool_and_one_given_twice_is_refused(tmp_path):
-    from streamplace.bench.reproduce.measured import load_campaigns
+    from streamplace.reproduce.measured import load_campaigns
     from streamplace.model.specs import SpecError
     run = {"experiment": "linear-io@1high+2low", "kind": "micro-io", "placement": {}}
     first = [{**run, "scheduler": "a", "job": "a-r0", "finished_s": 10.0, "bolt_throughput": 5.0},
@@ -314,7 +314,7 @@ def test_campaigns_pool_and_one_given_twice_is_refused(tmp_path):
 
 
 def test_a_line_that_is_not_a_run_is_named_with_its_field(tmp_path):
-    from streamplace.bench.reproduce.measured import RUN_KEYS, load_runs
+    from streamplace.reproduce.measured import RUN_KEYS, load_runs
     from streamplace.model.specs import SpecError
     run = {key: "x" for key in RUN_KEYS}
     path = tmp_path / "runs.jsonl"
@@ -330,7 +330,7 @@ def test_a_line_that_is_not_a_run_is_named_with_its_field(tmp_path):
 
 
 def test_pooled_runs_of_one_cell_must_share_their_placement(tmp_path):
-    from streamplace.bench.reproduce.measured import load_campaigns
+    from streamplace.reproduce.measured import load_campaigns
     from streamplace.model.specs import SpecError
     run = {"experiment": "linear-io@1high+2low", "kind": "micro-io", "scheduler": "even", "job": "even-r0",
            "bolt_throughput": 5.0, "placement": {"spout[0]": {"node": "high0", "worker": 0}}}

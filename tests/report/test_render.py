@@ -12,9 +12,9 @@ from matplotlib.container import BarContainer
 from rich.console import Console
 
 from streamplace import __version__
-from streamplace.bench import report
-from streamplace.bench.display import NO_PLACEMENT, OVERLOADED, row_mark
-from streamplace.bench.report import (SCHEDULER_ORDER, Section, add_gaps, colours, format_value, html_report,
+from streamplace.report import render as report
+from streamplace.report.display import NO_PLACEMENT, OVERLOADED, row_mark
+from streamplace.report.render import (SCHEDULER_ORDER, Section, add_gaps, colours, format_value, html_report,
                                       pivot_table, plot_gap_to_optimum, plot_lines, plot_metric_by_scheduler, plot_time,
                                       summary_table, write_png)
 from streamplace.evaluate.records import result_record

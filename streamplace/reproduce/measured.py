@@ -1,6 +1,6 @@
 """[I]/[T3] Sec. 6 statements scored against what the Storm testbed measured (``reproduce --testbed``).
 
-Input: the runs of a testbed campaign (``runs.jsonl`` of :mod:`streamplace.bench.campaign`,
+Input: the runs of a testbed campaign (``runs.jsonl`` of :mod:`streamplace.campaign.testbed`,
 written by ``benchmarks/storm_testbed.py``). For every published comparison whose experiment was
 measured (I-Scheduler or T3 against R-Storm and OLS, per micro-benchmark layout and configuration
 and per application and cluster), the measured gain is the ratio of the two schedulers' mean
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...workloads import runtime
-from ..display import format_pct
+from ..workloads import runtime
+from ..report.display import format_pct
 from .core import Check, pct, ratio
 from .testbed import ABOVE, NAMES, TABLES, _spec_text, _verdict, display_name
 
@@ -26,9 +26,9 @@ RUN_KEYS = ("job", "experiment", "kind", "scheduler", "placement", "bolt_through
 
 def load_runs(path) -> list[dict]:
     """Campaign records from ``runs.jsonl`` or a campaign directory holding it, runs of an older
-    workload version named apart (:func:`streamplace.bench.campaign.relabel`)."""
-    from ..campaign import relabel   # the campaign module imports reproduce's OLS settings
-    from ...files import SpecError, read_json_lines
+    workload version named apart (:func:`streamplace.campaign.testbed.relabel`)."""
+    from ..campaign.testbed import relabel
+    from ..files import SpecError, read_json_lines
     p = Path(path)
     if p.is_dir():
         p = p / "runs.jsonl"
@@ -52,7 +52,7 @@ def load_campaigns(paths, *, mixed_operating_points: bool = False) -> list[dict]
     absent) or Storm settings (``storm_conf``) differ from an earlier run's, as pooling them would
     average two placements, or two operating points, into one. ``mixed_operating_points`` lets one
     cell's runs differ in version and Storm settings (for comparing them, not pooling them)."""
-    from ...model.specs import SpecError
+    from ..model.specs import SpecError
     runs, seen, placed = [], {}, {}
     for path in paths:
         for r in load_runs(path):
@@ -101,7 +101,7 @@ def _check(paper: str, exp_kind: str, claim: str, rep, value, stats: dict, exper
 
 def checks(paper: str, runs: list[dict]) -> list[Check]:
     """The paper's Sec. 6 statements whose experiments the runs cover."""
-    from ..campaign import cell_stats   # the campaign module imports reproduce's OLS settings
+    from ..campaign.testbed import cell_stats 
     table = TABLES[paper]
     stats = cell_stats(runs)
     measured = {r["experiment"] for r in runs}

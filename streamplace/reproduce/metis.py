@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...model import performance
-from ...model import Placement, Problem
-from ...schedulers import make_scheduler
-from ...workloads import fischer
-from .. import report
-from ..report import Section, pivot_table, plot_lines
-from ..display import format_pct
+from ..model import performance
+from ..model import Placement, Problem
+from ..schedulers import make_scheduler
+from ..workloads import fischer
+from ..report import render as report
+from ..report.render import Section, pivot_table, plot_lines
+from ..report.display import format_pct
 from .core import Check, Run, exact_verdict, gain_verdict, ols, pct, ratio, relaxed, tolerance_text
 from .reported import METIS
 

@@ -26,9 +26,10 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
 from ..evaluate.decision import annotate, disagreement, eligible
+from ..evaluate.records import own_job
 from ..schedulers import storm_default
 from .display import metric
-from .report import INSTANCE_KEYS, _figure, _legend, _scale, colours, plot_metric_by_scheduler
+from .render import INSTANCE_KEYS, new_figure, figure_legend, set_scale, colours, plot_metric_by_scheduler
 
 GAINS = {"traffic_saved_pct": "traffic_pct", "throughput_gain_pct": "throughput_pct", "latency_change_pct": "latency_pct"}
 
@@ -53,8 +54,8 @@ def decide(records: Sequence[dict], objective: str = "throughput") -> list[dict]
     for members in _jobs(records).values():
         group = [out[i] for i in members]
         reference = next((r for r in group if r.get("scheduler") == default and r.get("placement") is not None
-                          and "parallelism" not in r), None)
-        decision = annotate(group, reference, objective, key="vs_default")
+                          and not own_job(r)), None)
+        decision = annotate(group, reference, objective)
         for rec in group:
             rec.update({flat: (rec["vs_default"] or {}).get(key) for flat, key in GAINS.items()})
         if decision.index is not None:
@@ -95,7 +96,7 @@ def plot_pareto(records: Sequence[dict]):
     rows = [r for r in records if r.get("inter_node_cost") is not None and r.get("throughput") is not None]
     jobs = list(dict.fromkeys(r["job"] for r in rows))
     palette = colours(r["scheduler"] for r in rows)
-    fig, axes = _figure(len(jobs), 4.2, "Traffic against throughput, per job (up and left is better)")
+    fig, axes = new_figure(len(jobs), 4.2, "Traffic against throughput, per job (up and left is better)")
     for ax, job in zip(axes, jobs):
         group = [r for r in rows if r["job"] == job]
         points = np.array([[r["inter_node_cost"], r["throughput"]] for r in group], dtype=float)
@@ -108,7 +109,7 @@ def plot_pareto(records: Sequence[dict]):
         if ok.any():
             front = np.flatnonzero(ok)[_front(points[ok])]
             ax.plot(points[front, 0], points[front, 1], color="#555555", linewidth=1.0, linestyle="--", zorder=2)
-        _scale(ax, False)
+        set_scale(ax, False)
         ax.set_title(job)
         ax.set_xlabel(metric("inter_node_cost").label)
         ax.set_ylabel(metric("throughput").label)
@@ -119,7 +120,7 @@ def plot_pareto(records: Sequence[dict]):
                 Line2D([], [], color="#555555", linestyle="--", label="Pareto front (within capacity)"),
                 Line2D([], [], marker="o", markerfacecolor="white", markeredgecolor="#888888", linestyle="none",
                        label="hollow: exceeds node capacity")]
-    _legend(fig, handles)
+    figure_legend(fig, handles)
     return fig
 
 
@@ -134,7 +135,7 @@ def plot_placement(rec: dict):
         by_node.setdefault(where["node"], []).append((int(where["worker"]), label.rsplit("[", 1)[0]))
     nodes = sorted(by_node)
     width = max(sum(1 for _ in cells) + len({w for w, _ in cells}) - 1 for cells in by_node.values())
-    fig, (ax,) = _figure(1, min(13.0, 2.5 + 0.22 * width), f"Recommended placement for {rec['job']}: "
+    fig, (ax,) = new_figure(1, min(13.0, 2.5 + 0.22 * width), f"Recommended placement for {rec['job']}: "
                                                             f"{rec['scheduler']}, tasks by node and worker")
     fig.set_figheight(1.6 + 0.32 * len(nodes))
     for row, node in enumerate(nodes):
@@ -150,5 +151,5 @@ def plot_placement(rec: dict):
     ax.set_xticks([])
     ax.grid(False)
     ax.set_xlabel("tasks (a white gap separates workers)")
-    _legend(fig, [Patch(facecolor=c, label=o) for o, c in palette.items()])
+    figure_legend(fig, [Patch(facecolor=c, label=o) for o, c in palette.items()])
     return fig

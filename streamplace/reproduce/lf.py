@@ -9,11 +9,11 @@ prints the same comparison with Alg. 5's literal round-robin assignment as an op
 
 from __future__ import annotations
 
-from ...schedulers import make_scheduler
-from ...workloads import lf
-from .. import report
-from ..report import Section, pivot_table, plot_metric_by_scheduler
-from ..display import format_pct
+from ..schedulers import make_scheduler
+from ..workloads import lf
+from ..report import render as report
+from ..report.render import Section, pivot_table, plot_metric_by_scheduler
+from ..report.display import format_pct
 from .core import Check, Run
 from .reported import LF
 

@@ -32,12 +32,13 @@ from __future__ import annotations
 
 import math
 
-from ...model import Problem
-from ...schedulers import make_scheduler
-from ...workloads import runtime
-from .. import report
-from ..report import Section, pivot_table, plot_metric_by_scheduler
-from ..display import format_pct
+from ..model import Problem
+from ..schedulers import make_scheduler
+from ..schedulers.papers import ISCHEDULER_NO_OPTIMISER
+from ..workloads import runtime
+from ..report import render as report
+from ..report.render import Section, pivot_table, plot_metric_by_scheduler
+from ..report.display import format_pct
 from .core import (OLS_RELAX_WHY, Check, Run, gain_verdict, ols, pct, range_verdict, ratio, relaxed, tolerance_text, verdict_text)
 from .reported import ISCHEDULER, T3
 
@@ -51,7 +52,7 @@ def _schedulers(paper: str, scenario: runtime.Scenario) -> list[tuple[str, objec
     out = [(paper, make_scheduler(paper), None)]
     app = scenario.kind in runtime.APPLICATIONS
     if paper == "ischeduler" and app:
-        out.append(("ischeduler (theta=0)", make_scheduler("ischeduler", {"theta": 0.0}), None))
+        out.append(("ischeduler (theta=0)", make_scheduler("ischeduler", ISCHEDULER_NO_OPTIMISER), None))
     out += [("rstorm", make_scheduler("rstorm"), None), ("online", ols(), None)]
     if app and scenario.cluster == runtime.APPLICATIONS[scenario.kind][0]:
         k = runtime.OLS_NODES[scenario.kind]

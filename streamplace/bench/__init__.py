@@ -1,1 +1,0 @@
-"""The main job (demo), sweeps and reports."""
