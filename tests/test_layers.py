@@ -8,7 +8,7 @@ from pathlib import Path
 import streamplace
 
 # lowest first; a top-level module or package of streamplace/ per entry
-LAYERS = ["__init__", "interrupt", "model", "workloads", "partition", "exact", "schedulers", "evaluate", "profile",
+LAYERS = ["__init__", "interrupt", "model", "workloads", "partition", "exact", "schedulers", "evaluate", "fit", "profile",
           "storm", "export", "api", "bench", "cli", "__main__"]
 # the package root re-exports the public API lazily (streamplace/__init__.py __getattr__)
 LAZY = {("__init__", "api")}

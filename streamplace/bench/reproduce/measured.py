@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ...fit.runs import relabel
 from ...workloads import runtime
 from ..display import format_pct
 from .core import Check, pct, ratio
@@ -27,8 +28,7 @@ RUN_KEYS = ("job", "experiment", "kind", "scheduler", "placement", "bolt_through
 
 def load_runs(path) -> list[dict]:
     """Campaign records from ``runs.jsonl`` or a campaign directory holding it, runs of an older
-    workload version named apart (:func:`streamplace.bench.campaign.relabel`)."""
-    from ..campaign import relabel   # the campaign module imports reproduce's OLS settings
+    workload version named apart (:func:`streamplace.fit.runs.relabel`)."""
     from ...model.specs import SpecError
     p = Path(path)
     if p.is_dir():
