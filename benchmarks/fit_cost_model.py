@@ -5,16 +5,16 @@
 Training set: the micro-benchmark runs (experiments ``*-io@*``, ``*-cpu@*``) and the calibration
 runs (``streamplace.workloads.runtime.calibration_scenarios``); validation set: the papers'
 application runs (smart-home, frequent-routes), which the fit never sees
-(``runtime.held_out``). Prints, for the
+(``streamplace.fit.runs.held_out``). Prints, for the
 analytic model (the constants before this fit) and the fitted one, on both sets: the median
 absolute error of predicted throughput and Kendall's tau between predicted and measured
 scheduler rankings per experiment (targets on held-out runs: tau >= 0.8, error <= 15 %).
 Runs that measured each node's CPU (``node_cpu``) also get a second fit, of the same constants to
-the cores every node used (:func:`streamplace.evaluate.fit.fit_cpu`), then of the cap on the
-fixed costs to the training throughput (:func:`streamplace.evaluate.fit.fit_cap`; ``--no-cap``
+the cores every node used (:func:`streamplace.fit.solve.fit_cpu`), then of the cap on the
+fixed costs to the training throughput (:func:`streamplace.fit.solve.fit_cap`; ``--no-cap``
 leaves it at 1), scored the same way; ``--method`` says which one to write. ``--cv`` also
 scores that one leave-one-experiment-out on the training runs
-(:func:`streamplace.evaluate.fit.cross_validate`): the figure to choose a way of fitting by,
+(:func:`streamplace.fit.scores.cross_validate`): the figure to choose a way of fitting by,
 since choosing by the validation runs would make them training data. Runs whose bolts executed
 no tuple in the measured window are left out, and named. Writes the fitted model, its constants
 to 3 significant digits (the scores written and printed last are of those), as a
@@ -30,13 +30,15 @@ import sys
 from datetime import date
 from pathlib import Path
 
-from streamplace.campaign import testbed as campaign
 from streamplace.report.display import format_tau, format_taus
-from streamplace.evaluate.fit import (FITTED, bias, cases_from_runs, cpu_gap, cross_validate, fit, fit_cap, fit_cpu, predictions,
-                                      scores, scores_of)
+from streamplace.reproduce.measured import load_campaigns
+from streamplace.fit.build import document, fit_by_cpu, fit_model, split
+from streamplace.fit.cases import predictions
+from streamplace.fit.runs import run_label, run_problems
+from streamplace.fit.scores import NO_REPEAT_TAU, bias, cpu_gap, cross_validate, repeat_tau, scores
+from streamplace.fit.solve import FITTED, fit
 from streamplace.model.performance import CostModel, load_cost_model
 from streamplace.model.specs import SpecError, atomic_write_text
-from streamplace.workloads import runtime
 
 ANALYTIC = load_cost_model(Path(__file__).resolve().parents[1] / "docs/cost-models/analytic.json")  # before the testbed
 
@@ -68,7 +70,6 @@ def main() -> int:
                          "once per training experiment: minutes each for the throughput fit, seconds for the "
                          "node-CPU fit)")
     args = ap.parse_args()
-    from streamplace.reproduce.measured import load_campaigns
     # fixed_cpu_cap is fitted by fit_cap after the node-CPU fit (--no-cap), not by --params
     constants = {f.name for f in dataclasses.fields(CostModel)} - {"machine_speed", "latency_load", "fixed_cpu_cap"}
     if bad := [p for p in args.params if p not in constants]:
@@ -84,18 +85,14 @@ def main() -> int:
     except SpecError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if stalled := [r for r in runs if campaign.stalled(r)]:
-        print(f"left out {len(stalled)} runs whose bolts executed no tuple in the measured window (workers still starting): "
-              + ", ".join(map(campaign.run_label, stalled)))
-        runs = [r for r in runs if not campaign.stalled(r)]
-    train_runs = [r for r in runs if not runtime.held_out(r["kind"])]
-    valid_runs = [r for r in runs if runtime.held_out(r["kind"])]
-    problem_of = campaign.run_problems()
-    budget = 1.5
-    train, valid = cases_from_runs(train_runs, problem_of, budget), cases_from_runs(valid_runs, problem_of, budget)
-    print(f"training: {len(train)} placements ({len(train_runs)} runs), experiments "
+    data = split(runs, run_problems())
+    if data.stalled:
+        print(f"left out {len(data.stalled)} runs whose bolts executed no tuple in the measured window (workers still starting): "
+              + ", ".join(map(run_label, data.stalled)))
+    train, valid = data.train, data.valid
+    print(f"training: {len(train)} placements ({len(data.train_runs)} runs), experiments "
           f"{sorted({c.experiment for c in train})}")
-    print(f"validation: {len(valid)} placements ({len(valid_runs)} runs), experiments "
+    print(f"validation: {len(valid)} placements ({len(data.valid_runs)} runs), experiments "
           f"{sorted({c.experiment for c in valid})}")
     try:
         others = {str(f): load_cost_model(f) for f in args.compare}
@@ -109,20 +106,15 @@ def main() -> int:
 
     written = [*args.params, "fixed_cpu_cap"]   # the constants a fit may change
 
-    def fit_by_cpu(cases):
-        """The node-CPU fit, then (unless --no-cap) the cap on the fixed costs fitted to throughput."""
-        model, info = fit_cpu(cases, ANALYTIC, args.params)
-        if args.cap:
-            model, cap_info = fit_cap(cases, model)
-            info = {**info, **cap_info, "params": [*info["params"], "fixed_cpu_cap"]}
-        return model, info
+    def fit_by_cpu_here(cases):
+        return fit_by_cpu(cases, ANALYTIC, args.params, cap=args.cap)
 
     model, info = fit(train, ANALYTIC, args.params)
     print(f"fitted to throughput: {', '.join(f'{p} = {getattr(model, p):.4g}' for p in args.params)} "
           f"(loss {info['loss']:.4f}, {info['iterations']} iterations)")
     fits = {"fitted": (model, info)}
     if by_cpu_too and any(c.node_cores for c in train):
-        by_cpu, cpu_info = fit_by_cpu(train)
+        by_cpu, cpu_info = fit_by_cpu_here(train)
         print(f"fitted to node CPU: {', '.join(f'{p} = {getattr(by_cpu, p):.4g}' for p in written)} "
               f"({cpu_info['points']} node measurements, rms {cpu_info['rms_cores']:.4f} cores, R^2 {cpu_info['r2']:.3f})")
         fits["fitted cpu"] = (by_cpu, cpu_info)
@@ -131,44 +123,33 @@ def main() -> int:
         if args.method == "throughput":
             show("fitted", cross_validate(train, lambda cs: fit(cs, ANALYTIC, args.params)[0]))
         else:
-            show("fitted cpu", cross_validate(train, lambda cs: fit_by_cpu(cs)[0]))
-    analytic = {}   # scores of the analytic constants per set: printed, and the validation's kept in the provenance
-    for name, cases, set_runs in (("training", train, train_runs), ("validation", valid, valid_runs)):
+            show("fitted cpu", cross_validate(train, lambda cs: fit_by_cpu_here(cs)[0]))
+    for name, cases, set_runs in (("training", train, data.train_runs), ("validation", valid, data.valid_runs)):
         if not cases:
             continue
         print(name)
-        noise = {e: campaign.repeat_tau([r for r in set_runs if r["experiment"] == e]) for e in sorted({c.experiment for c in cases})}
+        noise = {e: repeat_tau([r for r in set_runs if r["experiment"] == e]) for e in sorted({c.experiment for c in cases})}
         print(f"  {'run-to-run':10} tau of one repetition's ranking against another's, the ceiling noise sets: "
-              + format_taus(noise, campaign.NO_REPEAT_TAU))
-        analytic[name] = scores(ANALYTIC, cases)
-        show("analytic", analytic[name])
+              + format_taus(noise, NO_REPEAT_TAU))
+        show("analytic", scores(ANALYTIC, cases))
         for label, other in others.items():
             show(label, scores(other, cases))
         for label, (fitted, _) in fits.items():
             show(label, scores(fitted, cases))
-    model, info = fits["fitted cpu" if args.method == "cpu" else "fitted"]
-    model = dataclasses.replace(model, **{p: float(f"{getattr(model, p):.3g}") for p in written})
+    model, facts = fit_model(data, ANALYTIC, method=args.method, params=args.params, cap=args.cap,
+                             fitted=fits["fitted cpu" if args.method == "cpu" else "fitted"])
     print(f"writing, to 3 significant digits: {', '.join(f'{p} = {getattr(model, p):g}' for p in written)}")
+    for name in ("training", "validation"):
+        if facts[name] is not None:
+            show(name, facts[name])
     everything = train + valid
-    pred = predictions(model, everything)   # the written model's, once: scores, bias and provenance
-    written_scores = {"training": scores_of(train, pred[:len(train)]),
-                      "validation": scores_of(valid, pred[len(train):]) if valid else None}
-    for name, s in written_scores.items():
-        if s is not None:
-            show(name, s)
     print("  median signed error per scheduler over every experiment (+: over-predicted): "
-          + ", ".join(f"{s} {e:+.0%}" for s, e in bias(everything, pred).items()))
+          + ", ".join(f"{s} {e:+.0%}" for s, e in bias(everything, predictions(model, everything)).items()))
     for name, cases in (("training", train), ("validation", valid)):
         if gaps := cpu_gap(cases, model):
             print(f"  {name}: share of the cores of nodes at their quota that the model does not account for "
                   f"(median per experiment): " + ", ".join(f"{e} {g:+.0%}" for e, g in gaps.items()))
-    doc = {"cost_model": model.to_dict(),
-           "provenance": {"fitted_on": [str(c) for c in args.campaign], "date": date.today().isoformat(),
-                          "method": args.method,
-                          "training_experiments": sorted({c.experiment for c in train}),
-                          "validation_experiments": sorted({c.experiment for c in valid}),
-                          **written_scores,
-                          "analytic_validation": analytic.get("validation"), **info}}
+    doc = document(model, facts, fitted_on=[str(c) for c in args.campaign], date=date.today().isoformat())
     atomic_write_text(args.output, json.dumps(doc, indent=1) + "\n")
     print(f"wrote {args.output}")
     return 0

@@ -25,7 +25,9 @@ from pathlib import Path
 from streamplace.campaign import testbed as campaign
 from streamplace.report.display import format_tau
 from streamplace.reproduce.measured import load_runs
-from streamplace.evaluate.fit import cases_from_runs, scores
+from streamplace.fit import runs as fit_runs
+from streamplace.fit.cases import cases_from_runs
+from streamplace.fit.scores import NO_REPEAT_TAU, scores
 from streamplace.model.performance import CostModel, load_cost_model
 from streamplace.model.specs import SpecError, atomic_write_text
 from streamplace.storm import StormError
@@ -40,7 +42,7 @@ def summary(runs: list[dict], model: CostModel) -> dict:
     pred = {(r["experiment"], r["scheduler"]): r for r in runs}
     wire = campaign.cell_stats(runs, "wire_inter_node_bytes_per_s")
     predicted_wire = campaign.cell_stats(runs, "predicted_inter_node_bytes_per_s")
-    cases = cases_from_runs(runs, campaign.run_problems(), TestbedSettings().budget())
+    cases = cases_from_runs(runs, fit_runs.run_problems(), TestbedSettings().budget())
     out = {}
     for exp, rank in ranks.items():
         rows = []
@@ -54,13 +56,13 @@ def summary(runs: list[dict], model: CostModel) -> dict:
         out[exp] = {"rows": rows, **rank, "pairs": sc["pairs"], "pairs_agree": sc["pairs_agree"]}
     cvs = [st["cv"] for st in stats.values() if math.isfinite(st["cv"])]
     return {"experiments": out, "runs": len(runs), "median_cv": float(sorted(cvs)[len(cvs) // 2]) if cvs else None,
-            "stalled": [campaign.run_label(r) for r in runs if campaign.stalled(r)]}
+            "stalled": [fit_runs.run_label(r) for r in runs if fit_runs.stalled(r)]}
 
 
 def print_summary(s: dict) -> None:
     for exp, e in s["experiments"].items():
         print(f"\n== {exp}   Kendall tau (measured vs model ranking) = {format_tau(e['kendall_tau'])} "
-              f"(one repetition's ranking vs another's: {format_tau(e['repeat_tau'], campaign.NO_REPEAT_TAU)}); "
+              f"(one repetition's ranking vs another's: {format_tau(e['repeat_tau'], NO_REPEAT_TAU)}); "
               f"pairs measured apart beyond noise that the model orders right: {e['pairs_agree']}/{e['pairs']}")
         print(f"{'scheduler':22} {'bolt t/s':>13} {'sd':>9} {'cv':>6} {'n':>3} {'model t/s':>12} "
               f"{'wire kB/s':>10} {'model kB/s':>10}  {'throttled most':>14}  model bottleneck")
@@ -135,7 +137,7 @@ def main() -> int:
     except SpecError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    runs = campaign.repredict(runs, model, TestbedSettings().budget())
+    runs = fit_runs.repredict(runs, model, TestbedSettings().budget())
     s = summary(runs, model)
     atomic_write_text(args.output / "summary.json", json.dumps(s, indent=1) + "\n")
     print_summary(s)

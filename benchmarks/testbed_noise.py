@@ -6,7 +6,7 @@ Each testbed's runs form a group: a campaign file, or in a file recorded with
 ``--testbed-per-rep`` each of its testbeds (the ``testbed`` field). For every ordered pair of
 groups that measured some placements in common (the same experiment and scheduler), prints the
 scores a model would get on the second group if it predicted exactly what the first measured
-(:func:`streamplace.evaluate.fit.across`: median absolute throughput error, Kendall's tau per
+(:func:`streamplace.fit.scores.across`: median absolute throughput error, Kendall's tau per
 experiment, placements measured apart beyond noise that come out in the same order), then the
 median over the pairs. Within one group, the repetitions' own spread is what
 ``storm_testbed.py --summary-only`` prints as the coefficient of variation; this is what a
@@ -27,7 +27,9 @@ from pathlib import Path
 from streamplace.campaign import testbed as campaign
 from streamplace.report.display import format_tau, format_taus
 from streamplace.reproduce.measured import load_campaigns, load_runs
-from streamplace.evaluate.fit import across, cases_from_runs, scores
+from streamplace.fit import runs as fit_runs
+from streamplace.fit.cases import cases_from_runs
+from streamplace.fit.scores import across, scores
 from streamplace.model.performance import CostModel, load_cost_model
 from streamplace.model.specs import SpecError
 
@@ -46,7 +48,7 @@ def groups(paths: list[Path]) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {}
     for label, path in labels.items():
         for r in load_runs(path):
-            if not campaign.stalled(r):
+            if not fit_runs.stalled(r):
                 name = label + (f":{r['testbed']}" if "/" in str(r.get("testbed", "")) else "")
                 out.setdefault(name, []).append(r)
     return out
@@ -63,7 +65,7 @@ def main() -> int:
     except SpecError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    problem_of = campaign.run_problems()
+    problem_of = fit_runs.run_problems()
     cases = {g: cases_from_runs(rs, problem_of, 1.5) for g, rs in by_group.items()}
     version = {g: "/".join(str(v) for v in sorted({r.get("testbed_version", 1) for r in rs})) for g, rs in by_group.items()}
     totals = {"campaign": ([], [], [0, 0]), "model": ([], [], [0, 0])}

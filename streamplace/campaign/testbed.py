@@ -23,7 +23,7 @@ tasks (a spout's executed = what it emitted: the model's throughput); end-to-end
 tuples' emit time; inter-node bytes on the wire and by the monitor; each node's CPU (cores used,
 share of quota periods throttled: ``node_cpu``). Predicted beside it: the
 cost model's throughput and inter-node bytes on the testbed's scaled cluster
-(:func:`~streamplace.evaluate.fit.predicted_figures`).
+(:func:`~streamplace.fit.cases.predicted_figures`).
 """
 
 from __future__ import annotations
@@ -40,10 +40,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..evaluate.fit import predicted_figures
+from ..fit.cases import predicted_figures, with_model
+from ..fit.scores import repeat_tau
 from ..model.performance import CostModel
 from ..model import Placement, Problem, Topology
-from ..model.specs import placement_from_dict
 from ..schedulers import make_scheduler
 from ..schedulers.papers import ISCHEDULER, ISCHEDULER_NO_OPTIMISER, OLS_RELAX
 from ..storm import records
@@ -78,7 +78,7 @@ SATURATED_RATE = 50_000.0  # tuples/s asked of every spout task: far above what 
 #: sleeps (spout, bolt and back-pressure wait strategies) last 10 ms instead of 1 ms: an idle or
 #: held-back executor woke about 1,000 times a second, and the executor threads of a node
 #: executing a few hundred tuples/s used a fifth to a half of its CPU quota
-#: (docs/performance-model.md, "Idle executors that wake every millisecond").
+#: (benchmarks/results/HISTORY.md, "Idle executors that wake every millisecond").
 STORM_CONF = {
     "topology.executor.receive.buffer.size": 1024,
     "topology.bolt.wait.progressive.level2.count": 0,
@@ -96,7 +96,7 @@ QUICK_WORKLOADS = ("linear-io", "diamond-cpu", "smart-home@2high+4low")
 #: sharing archives for workers and daemons, daemons on C1 only, Nimbus' metrics store out of the
 #: build directory. Not shown to measure the same as version 1 (one campaign of trending-topics
 #: measured +22 % in median over version 1's, an ablation in fresh testbeds as much as version 1:
-#: docs/performance-model.md), so runs of one cell on two versions are not pooled
+#: benchmarks/results/HISTORY.md, "Testbed versions"), so runs of one cell on two versions are not pooled
 #: (:func:`streamplace.reproduce.measured.load_campaigns`).
 TESTBED_VERSION = 2
 
@@ -296,94 +296,6 @@ def run_campaign(out_dir: Path, scenarios: Sequence[runtime.Scenario], *, reps: 
 # ---------------------------------------------------------------------------- summaries
 
 
-def with_model(run: dict, figures: dict) -> dict:
-    """``figures`` (:func:`~streamplace.evaluate.fit.predicted_figures`) plus the inter-node bytes
-    the model predicts at the run's measured rate (its unit-load bytes scaled by measured / unit
-    bolt throughput)."""
-    unit_bolts = figures["predicted_unit_throughput"] * (figures["predicted_bolt_throughput"] / figures["predicted_throughput"]
-                                                           if figures["predicted_throughput"] else 0.0)
-    scale = run["bolt_throughput"] / unit_bolts if unit_bolts else 0.0
-    return {**figures, "predicted_inter_node_bytes_per_s": figures["predicted_unit_inter_node_bytes"] * scale}
-
-
-#: What the experiment of a run recorded before the spouts applied ``selectivity`` (2026-11-25)
-#: is relabelled with when the experiment's sources filter: those sources sent every record they
-#: read, so the run measured another workload, never pooled with the runs recorded since.
-UNFILTERED = " (sources unfiltered)"
-
-
-def sources_filter(topology: Topology) -> bool:
-    """Whether a source of ``topology`` sends fewer tuples than it reads (selectivity below 1)."""
-    return any(op.selectivity != 1.0 for op in topology.operators if not topology.upstream(op.name))
-
-
-def unfiltered(problem: Problem) -> Problem:
-    """``problem`` with every source at selectivity 1, as the testbed's spouts ran it before
-    2026-11-25 (it is ``problem`` itself when no source filters)."""
-    topo = problem.topology
-    if not sources_filter(topo):
-        return problem
-    ops = [op if topo.upstream(op.name) else dataclasses.replace(op, selectivity=1.0) for op in topo.operators]
-    return Problem.from_topology(Topology.build(topo.name, ops, topo.streams), problem.cluster)
-
-
-def problems() -> dict[str, Problem]:
-    """Experiment name (``<topology>@<cluster>``, as in the run records) -> its problem; for the
-    experiments whose sources filter, also ``<topology>@<cluster> (sources unfiltered)`` ->
-    :func:`unfiltered` (the older runs :func:`relabel` names so)."""
-    out = {f"{s.topology.name}@{s.cluster}": Problem.from_topology(s.topology, runtime.named_cluster(s.cluster))
-           for s in runtime.scenarios() + runtime.calibration_scenarios()}
-    for name, problem in list(out.items()):
-        if (older := unfiltered(problem)) is not problem:
-            out[name + UNFILTERED] = older
-    return out
-
-
-def relabel(runs: Sequence[dict]) -> list[dict]:
-    """The run records as measured: a run recorded before the spouts applied ``selectivity``
-    (no ``spout_selectivity`` key) of an experiment whose sources filter gets the experiment
-    ``<experiment> (sources unfiltered)``, so that every grouping by experiment keeps it apart
-    from the runs recorded since and scores it with the topology it ran (of the campaign's
-    workloads only smart-home changes). Other records are returned as they are."""
-    filtering = {f"{s.topology.name}@{s.cluster}" for s in experiments() if sources_filter(s.topology)}
-    return [{**r, "experiment": r["experiment"] + UNFILTERED}
-            if not r.get("spout_selectivity") and r["experiment"] in filtering else r for r in runs]
-
-
-def run_problems() -> Callable[[dict], Problem]:
-    """Run record (as :func:`relabel` names it) -> the problem its experiment ran, each problem
-    built once."""
-    by_name = problems()
-
-    def problem_of(run: dict) -> Problem:
-        return by_name[run["experiment"]]
-    return problem_of
-
-
-def repredict(runs: Sequence[dict], model: CostModel, cpu_budget: float) -> list[dict]:
-    """The runs with every ``predicted_*`` key recomputed under ``model`` from their placements."""
-    problem_of = run_problems()
-    out = []
-    for r in runs:
-        problem = problem_of(r)
-        placement = placement_from_dict({"placement": r["placement"]}, problem.topology, problem.cluster, r["job"])
-        figures = predicted_figures(problem, placement, model, float(r.get("cpu_budget", cpu_budget)))
-        out.append({**r, **with_model(r, figures)})
-    return out
-
-
-def stalled(run: dict) -> bool:
-    """Whether the run's bolts executed no tuple in the measured window: its workers were still
-    starting (one run of 32 single-task workers on 8 high's 0.19-core nodes), so it measured the
-    start-up, not the placement; a fit leaves it out and says so."""
-    return not run["bolt_throughput"] > 0
-
-
-def run_label(run: dict) -> str:
-    """``<experiment> / <scheduler> rep <n>``: one run named in messages."""
-    return f"{run['experiment']} / {run['scheduler']} rep {run['rep']}"
-
-
 def cell_stats(runs: Sequence[dict], key: str = "bolt_throughput") -> dict[tuple[str, str], dict]:
     """(experiment, scheduler) -> mean, sample standard deviation, coefficient of variation, n."""
     values: dict[tuple[str, str], list[float]] = {}
@@ -429,30 +341,3 @@ def rankings(runs: Sequence[dict], predicted_key: str = "predicted_bolt_throughp
                     "model": sorted(names, key=lambda s: -pred[(exp, s)]), "kendall_tau": float(tau),
                     "repeat_tau": repeat_tau([r for r in runs if r["experiment"] == exp])}
     return out
-
-
-#: How a missing :func:`repeat_tau` is shown.
-NO_REPEAT_TAU = "n/a, fewer than two repetitions"
-
-
-def repeat_tau(runs: Sequence[dict]) -> float:
-    """How far one repetition's ranking of the schedulers predicts another's: Kendall's tau
-    between the bolt throughputs of repetitions ``i`` and ``j`` over the schedulers that ran both,
-    the mean over every pair of repetitions of the runs' one experiment (nan: fewer than two
-    repetitions of two schedulers). Repetition ``i`` of a scheduler is its ``i``-th run in record
-    order (campaigns pooled one after another keep every run apart). The run-to-run noise caps
-    what any model's tau against the measured means can show: where this is near 0, the
-    schedulers are within noise of each other."""
-    from itertools import combinations
-    from scipy.stats import kendalltau
-    by_rep: dict[int, dict[str, float]] = {}
-    seen: dict[str, int] = {}
-    for r in runs:
-        i = seen[r["scheduler"]] = seen.get(r["scheduler"], -1) + 1
-        by_rep.setdefault(i, {})[r["scheduler"]] = float(r["bolt_throughput"])
-    taus = []
-    for i, j in combinations(sorted(by_rep), 2):
-        both = sorted(set(by_rep[i]) & set(by_rep[j]))
-        if len(both) > 1:
-            taus.append(kendalltau([by_rep[i][s] for s in both], [by_rep[j][s] for s in both]).statistic)
-    return float(np.mean(taus)) if taus else math.nan

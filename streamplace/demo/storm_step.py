@@ -35,7 +35,7 @@ from ..storm.plans import workers_of
 from ..storm.run import Job, RunSettings, run_jobs
 from ..storm.testbed import holder, preflight
 from ..evaluate.decision import recommend
-from ..evaluate.fit import predicted_figures
+from ..fit.cases import predicted_figures
 from ..campaign.testbed import measured, saturated, saturated_job
 
 WARMUP_S = 10.0

@@ -1,1 +1,1 @@
-"""Evaluation of placements: traffic and load metrics, records, the decision rule, diffs and the cost-model fit."""
+"""Evaluation of placements: traffic and load metrics, records, the decision rule and diffs (the cost-model fit: :mod:`streamplace.fit`)."""

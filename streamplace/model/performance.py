@@ -69,19 +69,9 @@ class CostModel:
     #: papers' 2.4-2.7 GHz testbed cores ([I] Sec. 5, [LF] Sec. 4).
     default_cpu_per_tuple: float = 1e-5
     #: CPU s per tuple per side for a tuple crossing a worker (Kryo, Storm's transfer queue and
-    #: Netty per-message handling): 1.36 us, fitted to the Storm testbed with the constants below,
-    #: to the CPU each node's cgroup used (docs/performance-model.md, "Operating point: idle sleeps
-    #: of 10 ms", "A second testbed of the training runs", "Connections between workers": 296 node
-    #: measurements, each the mean of two runs in two testbeds, of the linear, diamond and star
-    #: micro-benchmarks, I/O- and CPU-intensive, on heterogeneous clusters and on 8 high nodes, and
-    #: of trending-topics on 2 high + 2 low, 81 placements, 162 runs, 2026-11-26; workers compiling
-    #: with C1 only, spouts spending their operator's CPU, idle executors sleeping 10 ms at a time,
-    #: 64-kB network buffers between workers). The analytic guess was 2 us; the same runs without
-    #: ``connection_cpu`` gave 1.77 us (docs/cost-models/testbed-fit-no-connections.json), one
-    #: testbed of them 1.33 us (docs/cost-models/testbed-fit-10ms-one-training-testbed.json), with
-    #: 1-ms idle sleeps 1.93 us (docs/cost-models/testbed-fit-1ms-sleeps.json), without the 8-high
-    #: runs 1.84 us (docs/cost-models/testbed-fit-small-buffers-no-8high.json), with Storm's 16-MB
-    #: buffers 8.38 us (docs/cost-models/testbed-fit-16mb-buffers.json).
+    #: Netty per-message handling): 1.36 us, fitted by :mod:`streamplace.fit` (node-CPU fit) to the
+    #: campaign benchmarks/results/2026-11-26-sleep-10ms (docs/performance-model.md, "Constants";
+    #: the values of earlier fits: that campaign's README). The analytic guess was 2 us.
     ser_cpu_per_tuple: float = 1.36e-06
     #: CPU s per payload byte per side: 5 ns/B, i.e. ~200 MB/s per core, Kryo-class throughput.
     ser_cpu_per_byte: float = 5e-9
@@ -102,52 +92,31 @@ class CostModel:
     #: heterogeneous CPUs as in [N] Table 2.
     machine_speed: Mapping[str, float] = field(default_factory=dict)
     #: CPU s per tuple that every task pays on top of its operator's own work: the engine's
-    #: per-tuple cost (executor queue hand-off, emit and routing, task hooks): 1.03 us, fitted to
-    #: the testbed with ``ser_cpu_per_tuple`` (same fit; 0.509 us without ``connection_cpu``, 0.964
-    #: us to one testbed of its runs, 0.325 us with 1-ms idle sleeps, 0.253 us without the 8-high
-    #: runs, 1.44 us by the node-CPU fit with 16-MB buffers).
+    #: per-tuple cost (executor queue hand-off, emit and routing, task hooks): 1.03 us, fitted with
+    #: ``ser_cpu_per_tuple``.
     task_cpu_per_tuple: float = 1.03e-06
-    #: cores each worker process uses whatever its load and however many workers it talks to
-    #: (heartbeats, metrics ticks, JVM threads); subtracted from its node's CPU capacity: 0.00377
-    #: cores, fitted to the testbed with ``ser_cpu_per_tuple`` (same fit; 0.0172 without
-    #: ``connection_cpu``, whose share it then takes; 0.0152 to one testbed of its runs, 0.0183 with
-    #: 1-ms idle sleeps, 0.0335 without the 8-high runs, whose 0.19-core nodes host up to four
-    #: workers; 0.0227 with 16-MB buffers; on diamond and star the CPU outside the executor threads
-    #: alone gave 0.032).
+    #: cores each worker process uses whatever its load (heartbeats, metrics ticks, JVM threads);
+    #: subtracted from its node's CPU capacity: 0.00377 cores, fitted with ``ser_cpu_per_tuple``.
     worker_cpu: float = 0.00377
     #: cores each node that hosts at least one worker uses whatever its load (its Storm supervisor,
-    #: the worker launches' log pumps); subtracted from its CPU capacity: 0.0278 cores, fitted to
-    #: the testbed with ``ser_cpu_per_tuple`` (same fit; 0.0295 without ``connection_cpu``, 0.0275
-    #: to one testbed of its runs, 0.0401 with 1-ms idle sleeps, 0.0294 without the 8-high runs,
-    #: 0.0641 with 16-MB buffers).
+    #: the worker launches' log pumps); subtracted from its CPU capacity: 0.0278 cores, fitted with
+    #: ``ser_cpu_per_tuple``.
     node_cpu: float = 0.0278
     #: cores each executor (one per task here) uses whatever its load (an idle executor wakes every
-    #: 10 ms on the testbed, every millisecond with Storm's default sleeps, and with Storm 2's
-    #: default progressive wait strategy parks for 1 ns up to 1,000 times first); subtracted from
-    #: its node's CPU capacity: 0.00153 cores, fitted to the testbed with ``ser_cpu_per_tuple``
-    #: (same fit; 0.000589 without ``connection_cpu``, 0.001 to one testbed of its runs, 0.00143
-    #: with 1-ms idle sleeps, 0 without the 8-high runs, 0.00123 by the node-CPU fit with 16-MB
-    #: buffers).
+    #: 10 ms on the testbed, every millisecond with Storm's default sleeps); subtracted from its
+    #: node's CPU capacity: 0.00153 cores, fitted with ``ser_cpu_per_tuple``.
     executor_cpu: float = 0.00153
     #: cores each connection between two workers takes at each of its ends; subtracted from the
     #: capacity of both ends' nodes. Storm's worker opens a Netty connection to every other worker
     #: that hosts a task of a component its own components send to, whatever the grouping
-    #: (``WorkerState.refreshConnections``); which part of an open connection costs CPU was not
-    #: measured apart. 0.000932 cores, fitted to the testbed with ``ser_cpu_per_tuple`` (same fit,
-    #: in which ``worker_cpu`` falls from 0.0172 to 0.00377: on frequent-routes and smart-home
-    #: Storm's even scheduler gives a node 44-107 connection ends, the optimal placements 0-48).
-    #: Chosen by leave-one-experiment-out: 6.9 % median error and mean tau +0.771, against 7.6 % and
-    #: +0.769 without it. 0 in the cost model files fitted before it existed.
+    #: (``WorkerState.refreshConnections``). 0.000932 cores, fitted with ``ser_cpu_per_tuple``;
+    #: kept by leave-one-experiment-out on the training runs (6.9 % median error, mean tau +0.771,
+    #: against 7.6 % and +0.769 without it). 0 in the cost model files fitted before it existed.
     connection_cpu: float = 0.000932
     #: the largest fraction of a node's cores its fixed costs (``worker_cpu``, ``node_cpu``,
     #: ``executor_cpu`` and ``connection_cpu``) take (1: charged in full however small the node): on
-    #: a node out of CPU the background threads get less than on an idle one (testbed, 8 high at
-    #: 0.19 cores per node: 0.09-0.10 cores outside the operators' work with one worker, 0.10-0.14
-    #: with four, 0.17 for four idle ones, with 1-ms idle sleeps). 0.391, fitted after the node-CPU
-    #: fit to the training throughput of the same runs (``fit.fit_cap``; 0.382 without
-    #: ``connection_cpu``, 0.384 to one testbed of its runs, 0.457 with 1-ms idle sleeps, 0.404
-    #: without the 8-high runs, 0.599 with 16-MB buffers, where it was chosen over no cap by
-    #: leave-one-experiment-out: 13.8 % against 15.8 % median error).
+    #: a node out of CPU the background threads get less than on an idle one. 0.391, fitted after
+    #: the node-CPU fit to the training throughput of the same runs (``streamplace.fit.solve.fit_cap``).
     fixed_cpu_cap: float = 0.391
 
     def __post_init__(self):

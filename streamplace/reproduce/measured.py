@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..fit.runs import relabel
 from ..workloads import runtime
 from ..report.display import format_pct
 from .core import Check, pct, ratio
@@ -26,8 +27,7 @@ RUN_KEYS = ("job", "experiment", "kind", "scheduler", "placement", "bolt_through
 
 def load_runs(path) -> list[dict]:
     """Campaign records from ``runs.jsonl`` or a campaign directory holding it, runs of an older
-    workload version named apart (:func:`streamplace.campaign.testbed.relabel`)."""
-    from ..campaign.testbed import relabel
+    workload version named apart (:func:`streamplace.fit.runs.relabel`)."""
     from ..files import SpecError, read_json_lines
     p = Path(path)
     if p.is_dir():

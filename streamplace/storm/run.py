@@ -410,7 +410,7 @@ def _wire_figures(wire: dict | None, seconds: float) -> dict:
 def _predicted(problem: Problem, assignment: dict, measured_rate: float, settings: RunSettings) -> dict:
     """The default cost model on the placement Storm ran (on the testbed: the cluster as it is
     scaled there): predicted throughput, and the inter-node bytes it predicts at the measured rate."""
-    from ..evaluate.fit import predicted_figures
+    from ..fit.cases import predicted_figures
     from ..model.performance import CostModel
     from ..model.specs import placement_from_dict
     try:

@@ -46,12 +46,12 @@ MODES = {"io": 1e-6, "cpu": 1e-5}  # CPU seconds per tuple of every operator
 MODE_CLUSTER = {"io": "1high+2low", "cpu": "2high+4low"}
 #: training runs beyond the papers' experiments: CPU-intensive micro-benchmarks on the homogeneous
 #: application cluster, so that a cost model fitted to micro-benchmarks has seen nodes of
-#: 8 high's size hosting four workers (docs/performance-model.md, "Calibration runs")
+#: 8 high's size hosting four workers (benchmarks/results/HISTORY.md, "Calibration runs")
 CALIBRATION = (("linear", "cpu", "8high"), ("star", "cpu", "8high"))
 #: training runs of an application the papers did not run: trending-topics has frequent-routes'
 #: shape (fields groupings on Zipf keys, a filtering ranker, a global sink, 400-byte tuples), which
 #: no micro-benchmark has, on frequent-routes' heterogeneous cluster; frequent-routes and
-#: smart-home stay held out (docs/performance-model.md, "Calibration runs")
+#: smart-home stay held out (benchmarks/results/HISTORY.md, "Calibration runs")
 CALIBRATION_APPS = (("trending-topics", "2high+2low"),)
 TASKS_PER_OPERATOR = 8
 STAR_SPOUT_TASKS = 4
@@ -150,10 +150,3 @@ def calibration_scenarios() -> list[Scenario]:
     statement refers to them)."""
     return ([Scenario(f"micro-{mode}", layout, c, microbench(layout, mode)) for layout, mode, c in CALIBRATION]
             + [Scenario(app, app, c, application(app)) for app, c in CALIBRATION_APPS])
-
-
-def held_out(kind: str) -> bool:
-    """Whether runs of this scenario kind validate a fitted cost model rather than train it: the
-    papers' applications (:data:`APPLICATIONS`), which no fit may see; the micro-benchmarks and
-    the calibration runs train it."""
-    return kind in APPLICATIONS

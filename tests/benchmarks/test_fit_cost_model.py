@@ -1,4 +1,4 @@
-"""benchmarks/fit_cost_model.py end to end, on two committed campaign files: the split into
+"""benchmarks/fit_cost_model.py end to end, on two campaign files (tests/fixtures/campaigns): the split into
 training and held-out runs, the constants it may change, the written file and its scores, and its
 one-line refusals."""
 
@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from streamplace.campaign import testbed as campaign
 from streamplace.reproduce.measured import load_campaigns
-from streamplace.evaluate.fit import cases_from_runs, scores
+from streamplace.fit import runs as fit_runs
+from streamplace.fit.cases import cases_from_runs
+from streamplace.fit.scores import scores
 from streamplace.model.performance import load_cost_model
-from streamplace.workloads import runtime
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "fit_cost_model.py"
-RESULTS = ROOT / "benchmarks" / "results"
-FILES = [RESULTS / "testbed-runs-2026-11-26-trending-topics.jsonl", RESULTS / "testbed-runs-2026-11-26-more-reps.jsonl"]
+CAMPAIGNS = ROOT / "tests" / "fixtures" / "campaigns"
+FILES = [CAMPAIGNS / "testbed-runs-2026-11-26-trending-topics.jsonl", CAMPAIGNS / "testbed-runs-2026-11-26-more-reps.jsonl"]
 ANALYTIC = load_cost_model(ROOT / "docs" / "cost-models" / "analytic.json")
 
 
@@ -53,12 +53,12 @@ def test_changes_only_the_chosen_constants_and_the_cap_to_three_digits(fitted):
 
 def test_the_written_scores_are_the_written_models_on_the_held_out_runs(fitted):
     model = load_cost_model(fitted[0])
-    runs = [r for r in load_campaigns(FILES) if runtime.held_out(r["kind"]) and not campaign.stalled(r)]
-    expected = scores(model, cases_from_runs(runs, campaign.run_problems(), 1.5))
+    runs = [r for r in load_campaigns(FILES) if fit_runs.held_out(r["kind"]) and not fit_runs.stalled(r)]
+    expected = scores(model, cases_from_runs(runs, fit_runs.run_problems(), 1.5))
     written = json.loads(fitted[0].read_text())["provenance"]["validation"]
     assert written["median_abs_error"] == pytest.approx(expected["median_abs_error"])
     assert written["kendall_tau"] == pytest.approx(expected["kendall_tau"])
-    assert written["median_abs_error"] != pytest.approx(scores(ANALYTIC, cases_from_runs(runs, campaign.run_problems(), 1.5))["median_abs_error"])
+    assert written["median_abs_error"] != pytest.approx(scores(ANALYTIC, cases_from_runs(runs, fit_runs.run_problems(), 1.5))["median_abs_error"])
 
 
 def test_an_unknown_constant_is_one_line_and_exit_2_with_nothing_written(tmp_path):

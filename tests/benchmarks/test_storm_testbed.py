@@ -12,7 +12,7 @@ from streamplace.reproduce.measured import load_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "storm_testbed.py"
-RUNS = ROOT / "benchmarks" / "results" / "testbed-runs-2026-11-26-trending-topics.jsonl"
+RUNS = ROOT / "tests" / "fixtures" / "campaigns" / "testbed-runs-2026-11-26-trending-topics.jsonl"
 
 
 def _run(*args):

@@ -1,18 +1,19 @@
-"""benchmarks/testbed_noise.py: one committed campaign as the predictor of another of the same
+"""benchmarks/testbed_noise.py: one campaign (tests/fixtures/campaigns) as the predictor of another of the same
 placements, beside the model."""
 
 import subprocess
 import sys
 from pathlib import Path
 
-from streamplace.campaign import testbed as campaign
 from streamplace.reproduce.measured import load_runs
-from streamplace.evaluate.fit import across, cases_from_runs
+from streamplace.fit import runs as fit_runs
+from streamplace.fit.cases import cases_from_runs
+from streamplace.fit.scores import across
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "testbed_noise.py"
-RESULTS = ROOT / "benchmarks" / "results"
-APPS, MORE = RESULTS / "testbed-runs-2026-11-25-apps.jsonl", RESULTS / "testbed-runs-2026-11-26-more-reps.jsonl"
+CAMPAIGNS = ROOT / "tests" / "fixtures" / "campaigns"
+APPS, MORE = CAMPAIGNS / "testbed-runs-2026-11-25-apps-frequent-routes.jsonl", CAMPAIGNS / "testbed-runs-2026-11-26-more-reps.jsonl"
 
 
 def _run(*args):
@@ -22,7 +23,7 @@ def _run(*args):
 def test_two_campaigns_of_frequent_routes_predict_each_other_as_across_scores_them():
     proc = _run(APPS, MORE)
     assert proc.returncode == 0, proc.stderr
-    cases = {p: cases_from_runs([r for r in load_runs(p) if not campaign.stalled(r)], campaign.run_problems(), 1.5)
+    cases = {p: cases_from_runs([r for r in load_runs(p) if not fit_runs.stalled(r)], fit_runs.run_problems(), 1.5)
              for p in (APPS, MORE)}
     expected = across(cases[APPS], cases[MORE])
     assert expected["cases"] == 18   # frequent-routes on both clusters, nine schedulers
@@ -33,7 +34,7 @@ def test_two_campaigns_of_frequent_routes_predict_each_other_as_across_scores_th
 
 
 def test_no_placement_in_common_is_one_line_and_exit_2():
-    proc = _run(RESULTS / "testbed-runs-2026-11-26-calibration.jsonl", MORE)
+    proc = _run(CAMPAIGNS / "testbed-runs-2026-11-26-calibration-rep0.jsonl", MORE)
     assert proc.returncode == 2 and proc.stderr.strip() == "no two groups measured a placement in common"
 
 

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from streamplace.campaign import testbed as campaign
+from streamplace.fit import runs as fit_runs, scores as fit_scores
 from streamplace.reproduce import measured
 from streamplace.model import Cluster, Node, Operator, Problem, Stream, Topology
 from streamplace.model.placement import Placement
@@ -36,7 +37,7 @@ def test_calibration_runs_are_chosen_by_their_full_name_only():
     (calibration,) = campaign.experiments(["linear-cpu@8high"])
     assert (calibration.kind, calibration.cluster) == ("micro-cpu", "8high")
     assert all(s.cluster != "8high" or s.kind == s.workload for s in campaign.experiments())
-    assert campaign.problems()["linear-cpu@8high"].cluster.n_nodes == 8
+    assert fit_runs.problems()["linear-cpu@8high"].cluster.n_nodes == 8
 
 
 def test_run_order_interleaves_repetitions_and_continues_a_campaign():
@@ -107,12 +108,12 @@ def test_repeat_tau_is_the_mean_tau_between_repetitions():
     # rep 0: a > b > c; rep 1: a > c > b (tau 1/3); rep 2: c > b > a (tau -1 with rep 0, -1/3 with rep 1)
     runs = _runs({("e", "a"): [(300.0, 0), (300.0, 0), (100.0, 0)], ("e", "b"): [(200.0, 0), (100.0, 0), (200.0, 0)],
                   ("e", "c"): [(100.0, 0), (200.0, 0), (300.0, 0)]})
-    assert campaign.repeat_tau(runs) == pytest.approx((1 / 3 - 1 - 1 / 3) / 3)
+    assert fit_scores.repeat_tau(runs) == pytest.approx((1 / 3 - 1 - 1 / 3) / 3)
     assert campaign.rankings(runs)["e"]["repeat_tau"] == pytest.approx(-1 / 3)
     two = _runs({("e", "a"): [(300.0, 0), (250.0, 0)], ("e", "b"): [(200.0, 0)], ("e", "c"): [(100.0, 0), (90.0, 0)]})
-    assert campaign.repeat_tau(two) == pytest.approx(1.0)   # b ran once: a and c compared
+    assert fit_scores.repeat_tau(two) == pytest.approx(1.0)   # b ran once: a and c compared
     pooled = two + _runs({("e", "a"): [(100.0, 0)], ("e", "c"): [(200.0, 0)]})   # a second campaign's rep 0
-    assert campaign.repeat_tau(pooled) == pytest.approx((1 - 1 - 1) / 3)   # its run is the third of a and c
+    assert fit_scores.repeat_tau(pooled) == pytest.approx((1 - 1 - 1) / 3)   # its run is the third of a and c
 
 
 def test_measured_statements_score_the_ratio_of_means():
@@ -149,11 +150,11 @@ def test_measured_sums_each_nodes_executor_cpu_over_the_measured_windows(tmp_pat
 
 
 def test_runs_before_spouts_applied_selectivity_are_kept_apart_and_scored_as_they_ran(tmp_path):
-    probs = campaign.problems()
-    home, older = probs["smart-home@2high+4low"], probs["smart-home@2high+4low" + campaign.UNFILTERED]
+    probs = fit_runs.problems()
+    home, older = probs["smart-home@2high+4low"], probs["smart-home@2high+4low" + fit_runs.UNFILTERED]
     assert home.topology.operators[0].selectivity == 0.5
     assert [op.selectivity for op in older.topology.operators] == [1.0] + [op.selectivity for op in home.topology.operators[1:]]
-    assert "linear-io@1high+2low" + campaign.UNFILTERED not in probs   # its sources send every record anyway
+    assert "linear-io@1high+2low" + fit_runs.UNFILTERED not in probs   # its sources send every record anyway
     run = {"job": "even-r0", "kind": "smart-home", "scheduler": "even", "placement": {}}
     records = [{**run, "experiment": "smart-home@2high+4low", "bolt_throughput": 100.0},
                {**run, "experiment": "smart-home@2high+4low", "bolt_throughput": 300.0, "spout_selectivity": True},
@@ -164,15 +165,15 @@ def test_runs_before_spouts_applied_selectivity_are_kept_apart_and_scored_as_the
                                                "linear-io@1high+2low"]
     stats = campaign.cell_stats(runs)   # never pooled: one run in each cell
     assert stats[("smart-home@2high+4low", "even")]["mean"] == 300.0
-    assert stats[("smart-home@2high+4low" + campaign.UNFILTERED, "even")]["mean"] == 100.0
-    problem_of = campaign.run_problems()
+    assert stats[("smart-home@2high+4low" + fit_runs.UNFILTERED, "even")]["mean"] == 100.0
+    problem_of = fit_runs.run_problems()
     assert problem_of(runs[0]).topology == older.topology and problem_of(runs[1]).topology == home.topology
 
 
 def test_a_run_whose_bolts_executed_nothing_is_stalled():
-    assert campaign.stalled({"bolt_throughput": 0.0})
-    assert campaign.stalled({"bolt_throughput": float("nan")})   # no window measured at all
-    assert not campaign.stalled({"bolt_throughput": 3.5})
+    assert fit_runs.stalled({"bolt_throughput": 0.0})
+    assert fit_runs.stalled({"bolt_throughput": float("nan")})   # no window measured at all
+    assert not fit_runs.stalled({"bolt_throughput": 3.5})
 
 
 def test_a_runs_operating_point_is_the_campaigns_storm_settings_under_the_given_ones():

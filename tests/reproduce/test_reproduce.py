@@ -319,7 +319,7 @@ def test_a_line_that_is_not_a_run_is_named_with_its_field(tmp_path):
     run = {key: "x" for key in RUN_KEYS}
     path = tmp_path / "runs.jsonl"
     path.write_text(json.dumps(run) + "\n\n" + '{"job": "a"\n')
-    with pytest.raises(SpecError, match=f"{path}: line 3: not a JSON record"):
+    with pytest.raises(SpecError, match=f"{path}: line 3: invalid JSON at column 12"):
         load_runs(path)
     path.write_text(json.dumps(run) + "\n" + json.dumps({k: v for k, v in run.items() if k != "placement"}) + "\n")
     with pytest.raises(SpecError, match=f"{path}: line 2: placement: missing"):

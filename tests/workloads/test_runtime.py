@@ -1,5 +1,6 @@
 import pytest
 
+from streamplace.fit.runs import held_out
 from streamplace.workloads import applications, runtime
 
 
@@ -64,8 +65,8 @@ def test_calibration_runs_are_beside_the_papers_experiments_and_train_a_fit():
         + [(app, app, c) for app, c in runtime.CALIBRATION_APPS])
     assert not {(s.topology.name, s.cluster) for s in calibration} & {(s.topology.name, s.cluster) for s in runtime.scenarios()}
     # the fit trains on micro-benchmarks and calibration runs, and holds out the papers' applications
-    assert not any(runtime.held_out(s.kind) for s in calibration)
-    assert {s.kind for s in runtime.scenarios() if runtime.held_out(s.kind)} == set(runtime.APPLICATIONS)
+    assert not any(held_out(s.kind) for s in calibration)
+    assert {s.kind for s in runtime.scenarios() if held_out(s.kind)} == set(runtime.APPLICATIONS)
     tt = next(s for s in calibration if s.workload == "trending-topics")
     assert {op.memory_mb for op in tt.topology.operators} == {runtime.COMPONENT_MEMORY_MB}
     with pytest.raises(ValueError, match="unknown application 'page-view'"):

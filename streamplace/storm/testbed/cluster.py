@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...evaluate.fit import cpu_scale
+from ...fit.cases import cpu_scale
 from ...interrupt import cleanup
 from ...model import Cluster
 from .. import jvm

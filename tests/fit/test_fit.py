@@ -5,8 +5,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from streamplace.evaluate.fit import (FITTED, Case, bias, cpu_gap, cpu_terms, cross_validate, fit, fit_cap, fit_cpu, predictions,
-                                      scaled_cluster, scores)
+from streamplace.fit.cases import Case, predictions, scaled_cluster
+from streamplace.fit.scores import bias, cpu_gap, cross_validate, scores
+from streamplace.fit.solve import FITTED, cpu_terms, fit, fit_cap, fit_cpu
 from streamplace.model.performance import CostModel, predict, worker_connections
 from streamplace.model import Problem
 from streamplace.schedulers import make_scheduler
@@ -117,7 +118,7 @@ def test_pairs_within_the_noise_are_left_out_of_the_pair_agreement(cases):
     """Three cells of one experiment: A and B 10 apart with sd 1 over 4 runs (apart: 10 > 2 x
     sqrt(1/4 + 1/4) = 1.41), B and C 1 apart (within the noise), A and C apart. A model that
     orders A > B > C agrees on both distinguishable pairs; swapping B and C costs tau but no pair."""
-    from streamplace.evaluate.fit import distinguishable
+    from streamplace.fit.scores import distinguishable
     a, b, c = (dataclasses.replace(cases[i], experiment="x", runs=4, sd=1.0) for i in range(3))
     a, b, c = (dataclasses.replace(x, measured=m) for x, m in ((a, 30.0), (b, 20.0), (c, 19.0)))
     assert distinguishable(a, b) and distinguishable(a, c) and not distinguishable(b, c)
@@ -226,7 +227,7 @@ def test_bias_is_the_median_signed_error_of_each_schedulers_placements(cases):
 
 
 def test_across_scores_one_campaign_as_the_predictor_of_another():
-    from streamplace.evaluate.fit import across
+    from streamplace.fit.scores import across
 
     def camp(values, sd=1.0):
         return [Case("e", s, None, None, v, 3, sd) for s, v in values.items()]
