@@ -9,7 +9,7 @@ import streamplace
 
 # lowest first; a top-level module or package of streamplace/ per entry
 LAYERS = ["__init__", "interrupt", "model", "workloads", "partition", "exact", "schedulers", "evaluate", "profile",
-          "storm", "export", "api", "bench", "cli", "__main__"]
+          "storm", "export", "bench", "api", "cli", "__main__"]
 # the package root re-exports the public API lazily (streamplace/__init__.py __getattr__)
 LAZY = {("__init__", "api")}
 ROOT = Path(streamplace.__file__).parent

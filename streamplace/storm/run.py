@@ -33,6 +33,7 @@ from pathlib import Path
 
 from ..model import Cluster, Placement, Problem, Topology
 from ..interrupt import temporary
+from ..model.keyvalue import split_pair
 from ..model.specs import atomic_write_text, topology_to_dict
 from . import jvm, records
 from .errors import StormError
@@ -53,9 +54,8 @@ def parse_storm_conf(pairs: Sequence[str]) -> dict:
     import yaml
     conf = {}
     for pair in pairs:
-        key, sep, text = pair.partition("=")
-        key = key.strip()
-        if not sep or not key or any(c.isspace() for c in key) or not text.strip():
+        key, text = split_pair(pair) or ("", "")
+        if not key or any(c.isspace() for c in key) or not text:
             raise StormError(f"--storm-conf: expected KEY=VALUE (a Storm setting and its value), got {pair!r}")
         try:
             conf[key] = yaml.safe_load(text)
