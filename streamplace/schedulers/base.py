@@ -20,31 +20,9 @@ import numpy as np
 
 from ..model import Placement, Problem
 from ..model.keyvalue import parse_bool
-from .status import Status
+from .status import Infeasible, NoPlacement, NoSolution, NotApplicable, Status  # noqa: F401  (re-exported)
 
 MAX_TIME_LIMIT = 1e6  # seconds, the largest solve budget any caller accepts (~11.5 days)
-
-
-class NoPlacement(Exception):
-    """Raised inside a scheduler that ends without a placement; the class says which status."""
-
-    status: ClassVar[Status] = Status.NO_SOLUTION
-
-
-class NoSolution(NoPlacement):
-    """The scheduler's search found no placement within capacity (another one may exist)."""
-
-
-class Infeasible(NoPlacement):
-    """Proven: no placement of these tasks fits these nodes (the message names the resource)."""
-
-    status = Status.INFEASIBLE
-
-
-class NotApplicable(NoPlacement):
-    """The scheduler's model does not cover this job (the message says what it needs)."""
-
-    status = Status.NOT_APPLICABLE
 
 
 class ParameterError(ValueError):

@@ -13,7 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..model.placement import capacity_slack
-from .base import NoSolution
+from .status import NoSolution
 from .segments import segment_cumsum
 
 

@@ -9,6 +9,7 @@ words. Adding a status is one line here, its meaning beside it.
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import ClassVar
 
 
 class Status(StrEnum):
@@ -48,3 +49,25 @@ _MEANINGS = {
 def has_placement(status: str) -> bool:
     """Whether a record's ``status`` value (a plain string in JSON, CSV or Parquet) comes with a placement."""
     return Status(status).placed
+
+
+class NoPlacement(Exception):
+    """Raised inside a scheduler that ends without a placement; the class says which status."""
+
+    status: ClassVar[Status] = Status.NO_SOLUTION
+
+
+class NoSolution(NoPlacement):
+    """The scheduler's search found no placement within capacity (another one may exist)."""
+
+
+class Infeasible(NoPlacement):
+    """Proven: no placement of these tasks fits these nodes (the message names the resource)."""
+
+    status = Status.INFEASIBLE
+
+
+class NotApplicable(NoPlacement):
+    """The scheduler's model does not cover this job (the message says what it needs)."""
+
+    status = Status.NOT_APPLICABLE
