@@ -1,57 +1,310 @@
-"""The library's public API: everything the CLI does, as functions (``import streamplace``).
+"""The library's public API: every use case of the ``streamplace`` command, as functions
+(``import streamplace as sp``). The command line only parses its options, calls one of these and
+prints; each is documented with an example.
+
+Specs and problems:
 
 >>> import streamplace as sp
 >>> problem = sp.load_problem("diamond30.yaml", "het.yaml")            # doctest: +SKIP
+>>> topo = sp.generate(sp.TOPOLOGIES, "microbench", ["layout=diamond", "tasks=30"])[0]  # doctest: +SKIP
+
+(Two use cases are not named after their command: ``streamplace.export`` and ``streamplace.profile``
+are packages, so the functions are :func:`export_placement` and :func:`profile_records`.)
+
+Schedule, evaluate, compare and recommend, reschedule, diff:
+
 >>> result = sp.schedule(problem, "ischeduler", time_limit=5)          # doctest: +SKIP
 >>> sp.evaluate_placement(problem, result.placement)["inter_node_cost"]  # doctest: +SKIP
+>>> sp.run_scheduler(problem, "metis").record["placement"]              # doctest: +SKIP
+>>> sp.compare(problem, ["even", "metis", "optimal"], time_limit=5).verdict  # doctest: +SKIP
+'recommended: metis (highest predicted throughput among ...'
+>>> sp.recommend(records, "traffic").index                             # doctest: +SKIP
+>>> sp.reschedule(problem, "running.json", max_moves=3).record["diff"]  # doctest: +SKIP
+>>> sp.diff_files("even.json", "metis.json", problem).node_moves       # doctest: +SKIP
 
-Specs load and save with :func:`load_topology`, :func:`load_cluster`, :func:`load_placement` and
-:func:`write_document`; a :class:`Problem` is a topology, its task graph and a cluster; every
-scheduler is built by name through :func:`make_scheduler` (``available()`` lists them) and
-returns an immutable :class:`ScheduleResult`; :func:`evaluate_placement` gives the metrics record the CLI
-prints, :func:`predict` the performance model's throughput and latency, :func:`diff_placements`
-what changes between two placements.
+Other engines and Storm:
+
+>>> sp.export_placement("metis.json", "heron").document                          # doctest: +SKIP
+>>> name, plan = sp.storm_plan(problem, "metis.json")                  # doctest: +SKIP
+>>> sp.storm_run(problem, "out/run", sp.RunSettings(duration_s=30), scheduler="metis").run["throughput"]  # doctest: +SKIP
+
+Profiles (Spark), the demo, reproductions, sweeps and their report:
+
+>>> sp.profile_records("t.yaml", ["mon/traffic.jsonl"], ["mon/load.jsonl"], "out/profile").summary  # doctest: +SKIP
+>>> sp.replay_traffic("records.parquet", "out/mon", app="page-view")   # doctest: +SKIP
+>>> sp.run_demo("out/demo", quick=True)                                # doctest: +SKIP
+>>> sp.reproduce(["t3"], "out/t3", quick=True)                         # doctest: +SKIP
+>>> sp.sweep("grid.yaml", "out/sweep"); sp.sweep_report("out/sweep")    # doctest: +SKIP
+
+Spec files load and save with :func:`load_topology`, :func:`load_cluster`, :func:`load_placement`
+and :func:`write_document`; every scheduler is built by name through :func:`make_scheduler`
+(``available()`` lists them) and returns an immutable :class:`ScheduleResult`. A problem with
+the caller's input raises :class:`InputError`, :class:`SpecError` (``FILE: FIELD: problem``),
+:class:`ParameterError` or :class:`StormError`: one line each.
+
+The modules behind the heavier use cases (Spark, Storm, the demo, the reports) are imported on
+first call, so ``import streamplace.api`` stays cheap.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from .evaluate.diff import diff_placements
+from .evaluate.comparison import Comparison, compare
+from .evaluate.decision import OBJECTIVES, Decision, recommend
+from .evaluate.diff import PlanDiff, diff_files, diff_placements
+from .evaluate.records import evaluation_record, records_to_csv, result_record
+from .evaluate.scheduled import Scheduled, reschedule
+from .evaluate.scheduled import schedule as run_scheduler
+from .interrupt import run_interruptible
+from .model import Cluster, Node, Operator, Placement, Problem, Stream, Topology, build_task_graph
+from .model.errors import FieldError, InputError, Notice
+from .model.keyvalue import parse_bool, parse_pairs, per_scheduler
+from .memory import ENV as MEMORY_LIMIT_ENV
+from .memory import parse_size
 from .model.performance import CostModel, load_cost_model, predict
-from .evaluate.records import evaluation_record
-from .model import Cluster, Node, Operator, Placement, Problem, Stream, Topology
-from .model.cluster import ClusterError
-from .model.specs import SpecError, load_cluster, load_placement, load_topology, write_document
-from .model.topology import TopologyError
-from .schedulers import ScheduleResult, available, make_scheduler
+from .model.profiling import DEFAULT_MET, profiling_to_dict
+from .model.specs import (SpecError, atomic_write_text, cluster_to_dict, load_cluster, load_placement, load_topology,
+                          read_document, topology_to_dict, write_document)
+from .profile.problem import load_problem
+from .profile.runs import expand_paths
+from .schedulers import ParameterError, ScheduleResult, available, make_scheduler
+from .schedulers.base import MAX_TIME_LIMIT
+from .storm.errors import StormError
+from .workloads import nasiri
+from .workloads.applications import APPLICATIONS, application, write_records
+from .workloads.catalogue import CLUSTER_GENERATORS, PRESETS, REQUIRED, TOPOLOGIES, describe, generate
+from .workloads.catalogue import preset as cluster_preset
 
-
-def load_problem(topology: str, cluster: str, profile: str | None = None) -> Problem:
-    """The problem of a topology and a cluster file; with a profile directory (``streamplace
-    profile``) its measured rates are the edge weights. A model error names its file (:class:`SpecError`)."""
-    topo, clus = load_topology(topology), load_cluster(cluster)
-    try:
-        if profile is None:
-            return Problem.from_topology(topo, clus)
-        from .profile import load_profile_graph   # Spark-free reader, imported only when asked for
-        return Problem.from_topology(topo, clus, graph=load_profile_graph(profile, topo))
-    except (TopologyError, ClusterError) as exc:
-        raise SpecError(topology if isinstance(exc, TopologyError) else cluster, exc.field_path, exc.problem) from None
+#: the papers ``reproduce`` rebuilds (= streamplace.reproduce.PAPERS, which the CLI's --paper
+#: choices need without importing the reproductions; tests/reproduce/test_reproduce.py checks the two agree)
+REPRODUCE_PAPERS = ("ischeduler", "t3", "metis", "lf", "throughput")
 
 
 def schedule(problem: Problem, scheduler: str, params: dict[str, Any] | None = None, *, seed: int | None = None,
              time_limit: float | None = None, profiling: Any = None) -> ScheduleResult:
-    """Run the registered ``scheduler`` on ``problem`` (parameters as :func:`make_scheduler` takes them)."""
+    """Run the registered ``scheduler`` on ``problem`` (parameters as :func:`make_scheduler` takes
+    them). :func:`run_scheduler` also gives the record ``streamplace schedule`` prints."""
     return make_scheduler(scheduler, params, seed=seed, time_limit=time_limit, profiling=profiling).schedule(problem)
 
 
-def evaluate_placement(problem: Problem, placement: Placement, *, cost_model: CostModel | None = None) -> dict:
-    """Every metric of ``placement`` (the record ``streamplace evaluate --format json`` prints). Not
-    named ``evaluate``: ``streamplace.evaluate`` is the package of the metrics."""
+def evaluate_placement(problem: Problem, placement: Placement | str | os.PathLike, *,
+                       cost_model: CostModel | None = None) -> dict:
+    """Every metric of ``placement`` (a :class:`Placement`, or a file: a schedule result or a label
+    map), the record ``streamplace evaluate --format json`` prints. Not named ``evaluate``:
+    ``streamplace.evaluate`` is the package of the metrics.
+
+    >>> sp.evaluate_placement(problem, "metis.json")["valid"]             # doctest: +SKIP
+    True
+    """
+    if not isinstance(placement, Placement):
+        placement = load_placement(placement, problem.topology, problem.cluster)
     return evaluation_record(problem, placement, model=cost_model)
 
 
-__all__ = ["Cluster", "CostModel", "Node", "Operator", "Placement", "Problem", "ScheduleResult", "SpecError", "Stream",
-           "Topology", "available", "diff_placements", "evaluate_placement", "load_cluster", "load_cost_model", "load_placement",
-           "load_problem", "load_topology", "make_scheduler", "predict", "schedule", "write_document"]
+@dataclass(frozen=True)
+class Exported:
+    document: dict                 # the file to write
+    containers: dict[int, str]     # heron: container number -> node (empty for flink)
+
+
+def export_placement(placement: str | os.PathLike, to: str, problem: Problem | None = None) -> Exported:
+    """The placement file ``placement`` in Heron's (``to="heron"``: a packing plan) or Flink's
+    (``"flink"``: parallelism and slot-sharing groups) terms; with the job's ``problem`` the
+    placement is checked against it and Heron gets the tasks' CPU and memory. The Storm plugin's
+    plan is :func:`storm_plan`.
+
+    >>> sp.export_placement("metis.json", "flink").document["operators"]             # doctest: +SKIP
+    """
+    from .export import flink_job_hints, heron_container_nodes, heron_packing_plan, read_targets
+    topo = None
+    if problem is not None:   # checks every label and node against the job
+        load_placement(placement, problem.topology, problem.cluster)
+        topo = problem.topology
+    try:
+        targets = read_targets(read_document(placement), str(placement))
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    if to == "heron":
+        return Exported(heron_packing_plan(targets, topo.name if topo else Path(placement).stem, topo),
+                        heron_container_nodes(targets))
+    if to == "flink":
+        return Exported(flink_job_hints(targets, topo), {})
+    raise InputError(f"--to: expected heron or flink, got {to!r}")
+
+
+def storm_plan(problem: Problem, placement: str | os.PathLike) -> tuple[str, dict]:
+    """``(name, document)``: the Storm plugin's plan for the placement file, checked against
+    ``problem``; write it as ``<plan dir>/<name>.json`` (:func:`write_plan`)."""
+    from .storm.source import plan_of
+    return plan_of(problem, placement)
+
+
+def write_plan(plan_dir: str | os.PathLike, name: str, document: dict) -> Path:
+    """Writes a plan from :func:`storm_plan` into the plugin's plan directory, atomically."""
+    from .storm.plans import write_plan as write
+    return write(Path(plan_dir), name, document)
+
+
+@dataclass(frozen=True)
+class StormRun:
+    problem: Problem               # the job run (a scheduler may have chosen its parallelism)
+    placement: Placement | None    # None: Storm's own EvenScheduler
+    run: dict                      # run.json
+
+
+def storm_settings(**settings):
+    """The run settings of :func:`storm_run` (``RunSettings``; ``storm_conf`` as ``KEY=VALUE``
+    strings, the testbed's ``worker_heap_mb`` and ``cpu_budget`` as keywords).
+
+    >>> sp.storm_settings(duration_s=30, storm_conf=["topology.max.spout.pending=1000"])  # doctest: +SKIP
+    """
+    from .storm.run import RunSettings, parse_storm_conf
+    from .storm.testbed import TestbedSettings
+    testbed = {k: settings.pop(k) for k in ("worker_heap_mb", "cpu_budget") if k in settings}
+    conf = parse_storm_conf(settings.pop("storm_conf", ()))
+    return RunSettings(**settings, testbed=TestbedSettings(**testbed), storm_conf=conf)
+
+
+def storm_run(problem: Problem, out_dir: str | os.PathLike, settings=None, *, plan: str | os.PathLike | None = None,
+              scheduler: str | None = None, params: dict | None = None, seed: int | None = None,
+              time_limit: float | None = None, profiling: Any = None, workers: int | None = None, fmt: str = "jsonl",
+              force: bool = False, on_event: Callable[[dict], None] | None = None,
+              on_note: Callable[[str], None] | None = None) -> StormRun:
+    """Runs the job on Apache Storm under a plan file, a scheduler's placement, or (neither)
+    Storm's own scheduler, measures it and writes ``out_dir`` (``run.json`` with the provenance
+    under ``source``, the monitor's traffic and load records, ``plan.json``, ``storm.log``)."""
+    from .storm.run import measure
+    from .storm.source import plan_for_run
+    if plan is not None and scheduler is not None:
+        raise InputError("give exactly one of --plan, --scheduler or --storm-default")
+    settings = settings if settings is not None else storm_settings()
+    problem, placement, source = plan_for_run(problem, plan, scheduler, params, seed=seed, time_limit=time_limit,
+                                              profiling=profiling, on_note=on_note)
+    run = measure(problem, placement, Path(out_dir), settings, workers=workers, fmt=fmt, source=source,
+                  force=force, on_event=on_event)
+    return StormRun(problem, placement, run)
+
+
+def import_storm_ui(source: str, *, window: str | None = None):
+    """A topology from the Storm UI (a ``.../api/v1/topology/<id>`` URL or a directory of saved
+    responses): ``.topology``, ``.notes``, ``.window_s``.
+
+    >>> sp.import_storm_ui("saved-ui/").topology.n_tasks                  # doctest: +SKIP
+    """
+    from .storm.ui import import_storm_ui as read
+    return read(source, window=window)
+
+
+def profile_records(topology: str, traffic: Sequence[str], load: Sequence[str], out_dir: str, **options):
+    """Monitoring records (paths or globs) of the job ``topology`` -> a profile directory, on
+    Spark (:func:`~.profile.runs.profile_records`: ``start``, ``end``, ``half_life``, ``weight``,
+    ``fmt``, ``spark_master``). Returns the build result (``.summary``)."""
+    from .profile.runs import profile_records as run
+    return run(topology, traffic, load, out_dir, **options)
+
+
+def replay_traffic(records: str, out_dir: str, **options):
+    """Application records replayed through a job's groupings -> monitoring records in
+    ``out_dir`` (:func:`~.profile.runs.replay_records`: ``app``, ``topology``, ``placement``, ...).
+    Returns ``(monitoring, paths)``."""
+    from .profile.runs import replay_records
+    return replay_records(records, out_dir, **options)
+
+
+def run_demo(out_dir: str | os.PathLike, *, quick: bool = False, time_limit: float = 10.0, console=None,
+             master: str | None = None, model: CostModel | None = None):
+    """The main job: applications generated, replayed and profiled on Spark, scheduled by every
+    scheduler, plus the micro-benchmarks; the report in ``out_dir``."""
+    from .demo.run import run_demo as demo
+    from .profile.spark import SparkUnavailable
+    try:
+        return demo(Path(out_dir), quick=quick, time_limit=time_limit, console=console, master=master, model=model)
+    except SparkUnavailable as exc:
+        raise InputError(str(exc)) from None
+
+
+def reproduce(papers: Sequence[str], out_dir: str | os.PathLike, *, quick: bool = False, time_limit: float = 10.0,
+              console=None, model: CostModel | None = None, testbed: Sequence[str] = ()):
+    """The papers' comparisons (:data:`REPRODUCE_PAPERS`) rebuilt from our implementations into
+    ``out_dir``; ``testbed``: testbed campaigns (directories or runs.jsonl) to score against too."""
+    from .reproduce import reproduce as run
+    from .reproduce.measured import load_campaigns
+    runs = load_campaigns(testbed) if testbed else None
+    return run(tuple(papers), Path(out_dir), quick=quick, time_limit=time_limit, console=console, model=model,
+               testbed_runs=runs)
+
+
+def sweep(grid: str | os.PathLike, out_dir: str | os.PathLike, *, spark_master: str | None = None,
+          batch_size: int | None = None, retry_failed: bool = False, on_start: Callable[[int], None] | None = None,
+          on_progress: Callable | None = None):
+    """The GRID file's scenarios (workloads x clusters x schedulers x seeds) evaluated on Spark
+    into ``out_dir`` (resumable); ``on_start(n)`` hears the number of scenarios. Returns the summary."""
+    from .campaign.sweep import SweepLocked, load_grid, run_sweep
+    from .profile.spark import SparkUnavailable
+    scenarios = load_grid(grid)
+    if on_start:
+        on_start(len(scenarios))
+    try:
+        return run_sweep(scenarios, out_dir, spark_master=spark_master, batch_size=batch_size,
+                         retry_failed=retry_failed, on_progress=on_progress)
+    except (SparkUnavailable, SweepLocked) as exc:
+        raise InputError(str(exc)) from None
+
+
+def sweep_report(out_dir: str | os.PathLike) -> Path:
+    """The report of a sweep's results (``report.html`` and PNG plots in ``out_dir``)."""
+    from .campaign.sweep import write_sweep_report
+    return write_sweep_report(out_dir)
+
+
+def report(records: Sequence[dict], out_dir: str | os.PathLike, **options) -> Path:
+    """The HTML report (tables, plots, the decision per job) of result records into ``out_dir``
+    (:func:`streamplace.report.page.write_report`)."""
+    from .report.page import write_report
+    return write_report(records, out_dir, **options)
+
+
+def summary_table(records, keys, **options):
+    """The results table the CLI, the demo and the reports print (``report.display``)."""
+    from .report.display import summary_table as table
+    return table(records, keys, **options)
+
+
+def format_value(value) -> str:
+    """A value as every table shows it (``report.display``)."""
+    from .report.display import format_value as fmt
+    return fmt(value)
+
+
+def metric(key: str):
+    """Name, unit and description of a record key (``report.display``)."""
+    from .report.display import metric as describe_metric
+    return describe_metric(key)
+
+
+def nasiri_workload(layout: str, compute: str = "mixed", *, preset: str | None = None, met: float = DEFAULT_MET):
+    """``(topology, profiling)``: an [N] micro-benchmark and its profiling spec ([N] Table 3)."""
+    return nasiri.topology(layout, compute), nasiri.profiling(layout, compute, preset=preset, met=met)
+
+
+NASIRI_CLUSTER_PRESETS = tuple(nasiri.CLUSTER_PRESETS)
+
+
+__all__ = ["APPLICATIONS", "CLUSTER_GENERATORS", "Cluster", "Comparison", "CostModel", "DEFAULT_MET", "Decision",
+           "Exported", "FieldError", "InputError", "MAX_TIME_LIMIT", "MEMORY_LIMIT_ENV", "NASIRI_CLUSTER_PRESETS",
+           "Node", "Notice", "OBJECTIVES", "Operator", "ParameterError", "Placement", "PlanDiff", "PRESETS", "Problem",
+           "REPRODUCE_PAPERS", "REQUIRED", "ScheduleResult", "Scheduled", "SpecError", "StormError", "StormRun",
+           "Stream", "TOPOLOGIES", "Topology", "application", "atomic_write_text", "available", "build_task_graph",
+           "cluster_preset", "cluster_to_dict", "compare", "describe", "diff_files", "diff_placements",
+           "evaluate_placement", "expand_paths", "export_placement", "format_value", "generate", "import_storm_ui",
+           "load_cluster", "load_cost_model", "load_placement", "load_problem", "load_topology", "make_scheduler",
+           "metric", "nasiri_workload", "parse_bool", "parse_pairs", "parse_size", "per_scheduler", "predict",
+           "profile_records", "profiling_to_dict", "read_document", "recommend", "records_to_csv", "replay_traffic", "report",
+           "reproduce", "reschedule", "result_record", "run_demo", "run_interruptible", "run_scheduler", "schedule",
+           "storm_plan", "storm_run", "storm_settings", "summary_table", "sweep", "sweep_report", "topology_to_dict",
+           "write_document", "write_plan", "write_records"]

@@ -31,3 +31,115 @@ def test_import_streamplace_loads_no_scheduler_until_asked():
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         sp.nothing
+
+
+# ---------------------------------------------------------------- the use cases moved out of the CLI
+from streamplace.model import Cluster, Node, Operator, Problem, Stream, Topology  # noqa: E402
+
+
+def _pair_job():
+    """Two operators of 2 tasks each, a shuffle of 5 tuples/s per task pair, on nodes a, b, c of capacity 4."""
+    topo = Topology.build("pair", [Operator("src", 2), Operator("dst", 2)], [Stream("src", "dst", pair_rate=5.0)])
+    return Problem.from_topology(topo, Cluster.build("abc", [Node(n, capacity=4) for n in "abc"]))
+
+
+def test_key_value_pairs_have_one_reader_and_one_boolean_spelling():
+    assert sp.parse_pairs(["tasks=30", " layout = diamond", "tasks=12"]) == {"tasks": "12", "layout": "diamond"}
+    with pytest.raises(sp.InputError, match="--param: expected key=value, got 'tasks'"):
+        sp.parse_pairs(["tasks"])
+    assert sp.per_scheduler({"metis.repair": "false"}, ["even", "metis"]) == {"even": {}, "metis": {"repair": "false"}}
+    with pytest.raises(sp.InputError, match="SCHEDULER one of even, got 'metis.repair'"):
+        sp.per_scheduler({"metis.repair": "false"}, ["even"])
+    assert [sp.parse_bool(t) for t in ("true", "False", "TRUE")] == [True, False, True]
+    for other in ("yes", "1", "on", "maybe", ""):
+        with pytest.raises(ValueError):
+            sp.parse_bool(other)
+    # the same spelling reaches scheduler parameters and catalogue arguments
+    assert sp.make_scheduler("metis", {"repair": "false"}).repair is False
+    with pytest.raises(sp.ParameterError, match="cannot read 'yes'"):
+        sp.make_scheduler("metis", {"repair": "yes"})
+    high = sp.generate(sp.TOPOLOGIES, "lf", ["config=star", "high=true"])[0]
+    assert high.n_tasks == 80 + 60 + 40 + 20 + 20 + 40 + 60 + 80     # [LF] Table 3, star, x10
+    with pytest.raises(sp.InputError, match="lf: high: cannot read 'maybe' as bool"):
+        sp.generate(sp.TOPOLOGIES, "lf", ["config=star", "high=maybe"])
+
+
+def test_compare_recommends_against_storm_default():
+    problem = _pair_job()
+    result = sp.compare(problem, ["even", "optimal"], time_limit=10)
+    even, optimal = result.records
+    # even spreads 4 tasks on 3 nodes; optimal puts each src task with a dst task: 2 x 5 tuples/s cross at most
+    assert optimal["status"] == "optimal" and optimal["inter_node_cost"] < even["inter_node_cost"]
+    assert even["vs_even"] == {"traffic_pct": 0.0, "throughput_pct": 0.0, "latency_pct": 0.0}
+    saved = 100 * (even["inter_node_cost"] - optimal["inter_node_cost"]) / even["inter_node_cost"]
+    assert optimal["vs_even"]["traffic_pct"] == pytest.approx(saved)
+    chosen = [r["scheduler"] for r in result.records if r["recommended"]]
+    assert len(chosen) == 1 and result.verdict.startswith(f"recommended: {chosen[0]} (")
+    # the reports' per-job decision (bench.choice.decide) takes the same rule: the same record
+    from streamplace.bench.choice import decide
+    jobs = decide([{**r, "workload": "pair", "cluster": "abc"} for r in result.records])
+    assert [r["scheduler"] for r in jobs if r["recommended"]] == chosen
+
+
+def test_compare_runs_storm_default_when_it_is_not_listed():
+    result = sp.compare(_pair_job(), ["optimal"], time_limit=10)
+    (optimal,) = result.records
+    assert optimal["recommended"] is True and "vs_even" in optimal
+    assert "against even: traffic saved" in result.verdict
+
+
+def test_reschedule_moves_the_tasks_of_a_node_that_is_gone():
+    problem = _pair_job()
+    current = {"src[0]": ("a", 0), "dst[0]": ("a", 0), "src[1]": ("gone", 0), "dst[1]": ("gone", 0)}
+    run = sp.reschedule(problem, current, "lns", time_limit=5, max_moves=0)
+    record = run.record
+    assert run.result.ok and record["forced_moves"] == 2            # the two tasks of the lost node
+    moved = {d["task"] for d in record["diff"]}
+    assert {"src[1]", "dst[1]"} <= moved
+    assert all(record["placement"][t]["node"] != "gone" for t in record["placement"])
+    assert record["placement"]["src[0]"]["node"] == "a" and record["placement"]["dst[0]"]["node"] == "a"  # budget 0
+
+
+def test_diff_files_takes_the_traffic_change_from_the_files_or_the_job(tmp_path):
+    first, second = tmp_path / "one.json", tmp_path / "two.json"
+    sp.write_document({"inter_node_cost": 20.0, "placement": {"src[0]": {"node": "a", "worker": 0},
+                       "src[1]": {"node": "b", "worker": 0}, "dst[0]": {"node": "a", "worker": 0},
+                       "dst[1]": {"node": "c", "worker": 0}}}, first)
+    sp.write_document({"inter_node_cost": 10.0, "placement": {"src[0]": {"node": "a", "worker": 0},
+                       "src[1]": {"node": "b", "worker": 0}, "dst[0]": {"node": "a", "worker": 0},
+                       "dst[1]": {"node": "b", "worker": 0}}}, second)
+    from_files = sp.diff_files(first, second)
+    assert (from_files.node_moves, from_files.traffic_delta) == (1, -10.0)
+    # with the job: each src task sends 5 tuples/s to each dst task; first crosses 3 x 5, second 2 x 5
+    with_job = sp.diff_files(first, second, _pair_job())
+    assert with_job.traffic_delta == pytest.approx(10.0 - 15.0)
+    sp.write_document({"placement": {"src[0]": {"node": "a", "worker": 0}}}, tmp_path / "short.json")
+    with pytest.raises(sp.InputError, match="short.json"):
+        sp.diff_files(first, tmp_path / "short.json")
+
+
+def test_export_and_storm_plan_of_a_placement_file(tmp_path):
+    problem = _pair_job()
+    run = sp.run_scheduler(problem, "optimal", time_limit=10)
+    path = tmp_path / "optimal.json"
+    sp.write_document(run.record, path)
+    assert sp.evaluate_placement(problem, path)["inter_node_cost"] == run.record["inter_node_cost"]
+    name, plan = sp.storm_plan(problem, path)
+    assert name == "pair" and plan["scheduler"] == "optimal" and plan["placement"] == run.record["placement"]
+    heron = sp.export_placement(path, "heron", problem)
+    nodes = {where["node"] for where in run.record["placement"].values()}
+    assert set(heron.containers.values()) == nodes
+    flink = sp.export_placement(path, "flink")
+    assert flink.containers == {} and flink.document
+    with pytest.raises(sp.InputError, match="--to: expected heron or flink"):
+        sp.export_placement(path, "spark")
+
+
+def test_run_scheduler_records_a_chosen_parallelism(tmp_path):
+    nasiri = sp.nasiri_workload("diamond", preset="nasiri-small")
+    problem = Problem.from_topology(nasiri[0], sp.cluster_preset("nasiri-small"))
+    run = sp.run_scheduler(problem, "throughput", profiling=nasiri[1])
+    chosen = run.record["parallelism"]
+    assert chosen == {op.name: op.parallelism for op in run.result.problem.topology.operators}
+    assert sum(chosen.values()) == len(run.record["placement"])
+    assert "parallelism" not in sp.run_scheduler(problem, "even").record

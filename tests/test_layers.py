@@ -9,7 +9,7 @@ import streamplace
 
 # lowest first; a top-level module or package of streamplace/ per entry
 LAYERS = ["__init__", "interrupt", "memory", "files", "model", "workloads", "partition", "exact", "schedulers", "evaluate",
-          "report", "fit", "profile", "storm", "export", "api", "campaign", "reproduce", "demo", "cli", "__main__"]
+          "report", "fit", "profile", "storm", "export", "campaign", "reproduce", "demo", "api", "cli", "__main__"]
 # the package root re-exports the public API lazily (streamplace/__init__.py __getattr__)
 LAZY = {("__init__", "api")}
 ROOT = Path(streamplace.__file__).parent
@@ -60,93 +60,146 @@ def test_the_check_sees_relative_and_absolute_imports(tmp_path):
     assert _imports(module, tmp_path) == {"schedulers", "model", "demo", "cli", "__init__", "profile"}
 
 
-def _module(path: Path, root: Path = ROOT) -> str:
-    """``path``'s dotted name under ``root`` (a package is its ``__init__``'s directory)."""
+def _module_name(path: Path, root: Path = ROOT) -> str:
     parts = list(path.relative_to(root).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imported_modules(path: Path, root: Path = ROOT) -> list[tuple[str, list[str]]]:
-    """(module, names) of every ``from ... import`` and ``import`` of a module under ``root`` in
-    ``path``, wherever it stands (a function's lazy import counts): ``from . import x`` of a
-    submodule ``x`` is the module ``x``, of anything else the package itself."""
-    package = list(path.relative_to(root).parts[:-1])
-    found = []
+def _modules(root: Path = ROOT) -> dict[str, Path]:
+    return {_module_name(p, root): p for p in root.rglob("*.py")}
+
+
+def _from_imports(path: Path, root: Path = ROOT):
+    """``(module, names, top_level)`` of each ``from ... import`` in ``path``, the module as a dotted
+    name under the package root ("" for the root itself), None outside streamplace."""
+    package = _module_name(path, root).split(".") if path.name == "__init__.py" else \
+        _module_name(path, root).split(".")[:-1]
+    top = {id(n) for n in ast.parse(path.read_text()).body}
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.ImportFrom):
             if node.level:
-                base = package[:len(package) - node.level + 1] + (node.module.split(".") if node.module else [])
-            elif (node.module or "").startswith(root.name + "."):
-                base = node.module.split(".")[1:]
+                base = package[:len(package) - node.level + 1]
+                module = ".".join(base + (node.module.split(".") if node.module else []))
+            elif (node.module or "") == "streamplace" or (node.module or "").startswith("streamplace."):
+                module = node.module.removeprefix("streamplace").lstrip(".")
             else:
+                module = None
+            yield module, [a.name for a in node.names], id(node) in top
+
+
+def _edges(root: Path = ROOT) -> dict[str, set[str]]:
+    """Module -> the streamplace modules it imports, at the top or inside a function (a lazy import
+    still ties the two modules): a name that is a submodule counts as that module, and a submodule
+    brings its packages (not the importer's own packages, which are running already)."""
+    modules = _modules(root)
+    graph = {name: set() for name in modules}
+    for name, path in modules.items():
+        for module, names, _ in _from_imports(path, root):
+            if module is None:
                 continue
-            for alias in node.names:
-                sub = root.joinpath(*base, alias.name)
-                if sub.with_suffix(".py").is_file() or (sub / "__init__.py").is_file():
-                    found.append((".".join(base + [alias.name]), []))
-                else:
-                    found.append((".".join(base), [alias.name]))
-        elif isinstance(node, ast.Import):
-            found += [(a.name.split(".", 1)[1], []) for a in node.names if a.name.startswith(root.name + ".")]
-    return found
+            for imported in names:
+                sub = f"{module}.{imported}" if module else imported
+                target = sub if sub in modules else module
+                # importing a.b.c runs the packages a.b and a first: they are imported too
+                parts = target.split(".")
+                for target in {".".join(parts[:i]) for i in range(1, len(parts) + 1)}:
+                    if target in modules and target != name and not name.startswith(target + "."):
+                        graph[name].add(target)
+    return graph
 
 
-def _cycles_inside_units(root: Path = ROOT) -> list[list[str]]:
-    """Import cycles among the modules of one unit (layer), each as the modules around it."""
-    graph: dict[str, set[str]] = {}
-    for path in root.rglob("*.py"):
-        unit, name = _unit_of(path, root), _module(path, root)
-        graph.setdefault(name, set()).update(m for m, _ in _imported_modules(path, root)
-                                             if m != name and m.split(".")[0].removesuffix(".py") == unit)
-    cycles, state = [], {}
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
 
-    def visit(node: str, stack: list[str]) -> None:
-        state[node] = "open"
-        for nxt in sorted(graph.get(node, ())):
-            if state.get(nxt) == "open":
-                cycles.append(stack[stack.index(nxt):] + [node, nxt] if nxt in stack else [node, nxt])
-            elif nxt not in state:
-                visit(nxt, stack + [node])
-        state[node] = "done"
-
-    for node in sorted(graph):
-        if node not in state:
-            visit(node, [])
-    return cycles
-
-
-def _unit_of(path: Path, root: Path) -> str:
-    return path.relative_to(root).parts[0].removesuffix(".py")
-
-
-def _private_imports(root: Path = ROOT) -> list[str]:
-    """``from X import _name`` where X is in another package than the importing module."""
-    out = []
-    for path in root.rglob("*.py"):
-        here = _module(path, root) if path.name == "__init__.py" else _module(path, root).rpartition(".")[0]
-        for module, names in _imported_modules(path, root):
-            package = module if (root.joinpath(*module.split(".")) / "__init__.py").is_file() else module.rpartition(".")[0]
-            out += [f"{path.relative_to(root)} imports {name} from {module}" for name in names
-                    if name.startswith("_") and not name.startswith("__") and package != here]
-    return sorted(out)
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
 
 
 def test_no_import_cycle_inside_a_layer():
-    assert _cycles_inside_units() == []
+    graph = _edges()
+    unit = {name: (name.split(".")[0] or "__init__") for name in graph}
+    same_layer = {v: {w for w in ws if unit[w] == unit[v]} for v, ws in graph.items()}
+    assert _cycles(same_layer) == []
 
 
-def test_no_import_of_another_packages_private_names():
-    assert _private_imports() == []
+def test_no_module_imports_another_packages_private_names():
+    modules = _modules()
+    found = []
+    for name, path in modules.items():
+        own = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for module, names, _ in _from_imports(path):
+            if module is None:
+                continue
+            home = module if module in modules and modules[module].name == "__init__.py" else module.rpartition(".")[0]
+            private = [n for n in names if n.startswith("_") and not n.startswith("__")]
+            if private and home != own:
+                found.append(f"{path.relative_to(ROOT)}: {', '.join(private)} from {module}")
+    assert found == []
 
 
-def test_the_cycle_and_private_checks_see_them(tmp_path):
-    pkg = tmp_path / "streamplace"
-    for name, text in {"a/__init__.py": "", "a/x.py": "from .y import f\n", "a/y.py": "def g():\n    from . import x\n",
-                       "a/z.py": "from streamplace.a.x import f\n", "b/__init__.py": "",
-                       "b/w.py": "from ..a.y import _helper, public\nfrom . import v\n", "b/v.py": "from .w import _own\n"}.items():
-        (pkg / name).parent.mkdir(parents=True, exist_ok=True)
-        (pkg / name).write_text(text)
-    # x -> y at the top, y -> x in a function; w -> v -> w; z only imports
-    assert _cycles_inside_units(pkg) == [["a.x", "a.y", "a.x"], ["b.v", "b.w", "b.v"]]
-    # a private name of one's own package (v's _own) is allowed
-    assert _private_imports(pkg) == ["b/w.py imports _helper from a.y"]
+def test_the_cli_imports_only_the_public_api():
+    """The command line is a client of the library: ``import streamplace`` (its attributes) and names
+    of ``streamplace.api.__all__``, its own modules, click and rich, nothing else of streamplace."""
+    import streamplace.api as api
+    public = set(api.__all__) | {"__version__"}
+    found = []
+    for path in sorted((ROOT / "cli").rglob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        aliases = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.name.startswith("streamplace"):
+                        if a.name != "streamplace":
+                            found.append(f"{path.name}: import {a.name}")
+                        aliases.add(a.asname or a.name)
+            elif isinstance(node, ast.ImportFrom):
+                module = node.module or ""
+                if node.level:
+                    if node.level > 1 or module.split(".")[0] not in {p.stem for p in (ROOT / "cli").glob("*.py")} | {""}:
+                        found.append(f"{path.name}: from {'.' * node.level}{module} import ...")
+                elif module.startswith("streamplace"):
+                    if module not in ("streamplace", "streamplace.api"):
+                        found.append(f"{path.name}: from {module} import ...")
+                    found += [f"{path.name}: {a.name} is not public" for a in node.names if a.name not in public]
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases \
+                    and node.attr not in public:
+                found.append(f"{path.name}: {node.value.id}.{node.attr} is not public")
+    assert found == []
+
+
+def test_the_structural_checks_see_a_cycle_and_a_private_import(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "a.py").write_text("from .b import thing\n")
+    (tmp_path / "pkg" / "b.py").write_text("from . import a\nfrom ..other import _hidden\n")
+    (tmp_path / "other.py").write_text("_hidden = 1\n")
+    graph = _edges(tmp_path)
+    assert graph["pkg.a"] == {"pkg.b"} and graph["pkg.b"] == {"pkg.a", "other"}
+    assert _cycles(graph) == [["pkg.a", "pkg.b"]]
+    assert list(_from_imports(tmp_path / "pkg" / "b.py", tmp_path))[1][:2] == ("other", ["_hidden"])

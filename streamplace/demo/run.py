@@ -84,9 +84,8 @@ from ..model.performance import CostModel
 from ..evaluate.records import ResultRecord, own_job, records_to_csv
 from ..model import Cluster, Problem, Topology
 from ..model.profiling import Profiling, derive_profiling
-from ..model.specs import (atomic_write_text, cluster_to_dict, load_cluster, load_topology, topology_to_dict,
-                           write_document)
-from ..profile import load_profile_graph
+from ..model.specs import atomic_write_text, cluster_to_dict, topology_to_dict, write_document
+from ..profile.problem import load_problem
 from ..schedulers import NoPlacement, available, make_scheduler
 from ..schedulers.base import ScheduleResult
 from ..schedulers.papers import paper_params
@@ -161,10 +160,8 @@ class Instance:
 
 def problem_from_files(out_dir: Path, files: dict) -> Problem:
     """The problem ``streamplace evaluate`` builds from these files (measured weights with a profile)."""
-    topo = load_topology(out_dir / files["topology_file"])
-    cluster = load_cluster(out_dir / files["cluster_file"])
-    graph = load_profile_graph(out_dir / files["profile_dir"], topo) if files.get("profile_dir") else None
-    return Problem.from_topology(topo, cluster, graph=graph)
+    return load_problem(out_dir / files["topology_file"], out_dir / files["cluster_file"],
+                        out_dir / files["profile_dir"] if files.get("profile_dir") else None)
 
 
 def _instance(out_dir: Path, context: dict, topology_file: str, cluster_file: str, profile_dir: str | None = None,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import re
 from dataclasses import dataclass
 
@@ -99,3 +100,27 @@ def diff_placements(problem: Problem, first: Placement, second: Placement) -> Pl
         return diff
     return dataclasses.replace(diff, notes=("traffic_delta: the inter-node traffic of a placement exceeds the largest "
                                             "number a double holds (rates multiplied along the job), so its change is unknown",))
+
+
+def diff_files(first: str | os.PathLike, second: str | os.PathLike, problem: Problem | None = None) -> PlanDiff:
+    """The diff of two placement files (schedule results or label maps; ``streamplace diff``).
+    With the job's ``problem`` both are checked against it and the traffic change comes from its
+    task graph; without, from the files' ``inter_node_cost`` when both have one (else None).
+    :class:`~..model.errors.InputError` when the files do not place the same tasks.
+
+    >>> diff_files("even.json", "metis.json").node_moves      # doctest: +SKIP
+    17
+    """
+    from ..model.errors import InputError
+    from ..model.specs import load_placement, placement_targets, read_document
+    try:
+        if problem is not None:
+            return diff_placements(problem, load_placement(first, problem.topology, problem.cluster),
+                                   load_placement(second, problem.topology, problem.cluster))
+        docs = [read_document(first), read_document(second)]
+        costs = [d.get("inter_node_cost") if isinstance(d, dict) else None for d in docs]
+        delta = costs[1] - costs[0] if all(isinstance(c, (int, float)) for c in costs) else None
+        return diff_targets(placement_targets(docs[0], first), placement_targets(docs[1], second),
+                            traffic_delta=delta, names=(str(first), str(second)))
+    except DiffError as exc:
+        raise InputError(f"{first}, {second}: {exc}") from None

@@ -38,3 +38,8 @@ def check_non_negative(item, attrs, where: str, error: type[FieldError]) -> None
         value = getattr(item, attr)
         if not math.isfinite(value) or value < 0:
             raise error(f"{where}.{attr}", f"must be a finite number >= 0, got {value}")
+
+
+class InputError(ValueError):
+    """A problem with what the caller gave (an option, an argument, a pair of files that do not
+    go together): ``str(err)`` is the one line the command line prints (exit 2)."""

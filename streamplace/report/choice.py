@@ -25,8 +25,8 @@ import numpy as np
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
-from ..evaluate.decision import annotate, disagreement, eligible
-from ..evaluate.records import own_job
+from ..evaluate.decision import eligible
+from ..evaluate.verdict import default_reference, judge
 from ..schedulers import storm_default
 from .display import metric
 from .render import INSTANCE_KEYS, new_figure, figure_legend, set_scale, colours, plot_metric_by_scheduler
@@ -49,19 +49,14 @@ def decide(records: Sequence[dict], objective: str = "throughput") -> list[dict]
     """Copies of ``records`` with ``job``, ``recommended``, ``reason`` (on the recommended record:
     the rule, and why the least-traffic placement was not chosen when it was not), ``vs_default``
     and the three flat percentages (None where the job has no default record)."""
-    default = storm_default()
     out = [{**rec, "job": job_of(rec), "vs_default": None} for rec in records]
     for members in _jobs(records).values():
         group = [out[i] for i in members]
-        reference = next((r for r in group if r.get("scheduler") == default and r.get("placement") is not None
-                          and not own_job(r)), None)
-        decision = annotate(group, reference, objective)
+        decision, why = judge(group, default_reference(group), objective, key="vs_default")
         for rec in group:
             rec.update({flat: (rec["vs_default"] or {}).get(key) for flat, key in GAINS.items()})
         if decision.index is not None:
-            chosen = group[decision.index]
-            why = disagreement(group, decision.index, len(chosen["placement"]), chosen.get("n_nodes"))
-            chosen["reason"] += f". {why}" if why else ""
+            group[decision.index]["reason"] += f". {why}" if why else ""
     return out
 
 

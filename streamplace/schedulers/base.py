@@ -20,6 +20,7 @@ import numpy as np
 
 from ..files import quote
 from ..model import Placement, Problem
+from ..model.keyvalue import parse_bool
 from .status import Infeasible, NoPlacement, NoSolution, NotApplicable, Status  # noqa: F401  (re-exported)
 
 MAX_TIME_LIMIT = 1e6  # seconds, the largest solve budget any caller accepts (~11.5 days)
@@ -210,6 +211,17 @@ def available() -> list[str]:
     return list(REGISTRY)
 
 
+def time_limit_note(names, time_limit: float | None) -> str | None:
+    """The note that the named schedulers without a time budget ignore ``time_limit`` (None if
+    none of them does, or no limit was given)."""
+    unbudgeted = [n for n in names if time_limit is not None and n in REGISTRY and not REGISTRY[n].honours_time_limit]
+    if not unbudgeted:
+        return None
+    verb = "takes" if len(unbudgeted) == 1 else "take"
+    return (f"{', '.join(unbudgeted)} {verb} no time limit and run{'s' * (verb == 'takes')} to completion "
+            f"(--time-limit applies to {', '.join(n for n, c in REGISTRY.items() if c.honours_time_limit)})")
+
+
 def _convert(value: str, annotation: Any, key: str):
     kinds = [a for a in typing.get_args(annotation) if a is not type(None)] or [annotation]
     if type(None) in typing.get_args(annotation) and value.lower() in ("none", "null"):
@@ -219,11 +231,7 @@ def _convert(value: str, annotation: Any, key: str):
     for kind in kinds:
         try:
             if kind is bool:
-                if value.lower() in ("1", "true", "yes", "on"):
-                    return True
-                if value.lower() in ("0", "false", "no", "off"):
-                    return False
-                continue
+                return parse_bool(value)
             if kind in (int, float, str):
                 return kind(value)
         except ValueError:

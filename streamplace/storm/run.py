@@ -34,6 +34,7 @@ from pathlib import Path
 from ..model import Cluster, Placement, Problem, Topology
 from ..interrupt import temporary
 from ..files import atomic_write_text, check_output_dir, parse_document, quote, replace_dir, stage_dir
+from ..model.keyvalue import split_pair
 from ..model.specs import topology_to_dict
 from . import jobfile, jvm, records
 from .errors import StormError
@@ -53,9 +54,8 @@ def parse_storm_conf(pairs: Sequence[str]) -> dict:
     (``0`` a number, ``true`` a boolean, ``[a, b]`` a list, anything else a string)."""
     conf = {}
     for pair in pairs:
-        key, sep, text = pair.partition("=")
-        key = key.strip()
-        if not sep or not key or any(c.isspace() for c in key) or not text.strip():
+        key, text = split_pair(pair) or ("", "")
+        if not key or any(c.isspace() for c in key) or not text:
             raise StormError(f"--storm-conf: expected KEY=VALUE (a Storm setting and its value), got {pair!r}")
         conf[key] = parse_document(text, f"--storm-conf {quote(key)}", "yaml")   # the reader layer's rules
     return conf

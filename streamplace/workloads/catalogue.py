@@ -12,9 +12,12 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from collections.abc import Iterable
 from typing import Any, Callable
 
 from ..model import Cluster
+from ..model.errors import InputError
+from ..model.keyvalue import parse_bool, parse_pairs
 from . import fischer, microbench, nasiri, runtime
 from . import lf as lf_workloads
 from .applications import APPLICATIONS, application
@@ -136,3 +139,38 @@ def describe(gen: Generator) -> str:
         kind = "|".join(map(str, arg.choices)) if arg.choices else arg.kind.__name__
         parts.append(f"{key}={kind}" + ("" if arg.default is REQUIRED else f" [{arg.default}]"))
     return " ".join(parts)
+
+
+def generate(generators: dict[str, Generator], name: str, args: Iterable[str], **extra):
+    """``generators[name]`` built from ``KEY=VALUE`` strings (``streamplace workload topology|cluster``),
+    each converted and checked by its :class:`Arg` (booleans: :func:`~..model.keyvalue.parse_bool`);
+    :class:`~..model.errors.InputError` names the generator and the argument.
+
+    >>> generate(TOPOLOGIES, "microbench", ["layout=diamond", "tasks=30"])[0].n_tasks
+    30
+    """
+    gen = generators[name]
+    given = parse_pairs(args)
+    unknown = sorted(set(given) - set(gen.args))
+    if unknown:
+        raise InputError(f"{name}: unknown argument {unknown[0]!r} (arguments: {describe(gen)})")
+    values = {}
+    for key, arg in gen.args.items():
+        if key not in given:
+            if arg.default is REQUIRED:
+                raise InputError(f"{name}: missing argument {key} (arguments: {describe(gen)})")
+            values[key] = arg.default
+            continue
+        try:
+            value = parse_bool(given[key]) if arg.kind is bool else arg.kind(given[key])
+        except ValueError:
+            raise InputError(f"{name}: {key}: cannot read {given[key]!r} as {arg.kind.__name__}") from None
+        if arg.choices and value not in arg.choices:
+            raise InputError(f"{name}: {key}: {value!r} is not one of {', '.join(map(str, arg.choices))}")
+        values[key] = value
+    if gen.needs_job and extra.get("graph") is None:
+        raise InputError(f"{name}: give --topology: this generator sizes the cluster to a job")
+    try:
+        return gen.build(**values, **extra)
+    except ValueError as exc:
+        raise InputError(f"{name}: {exc}") from None

@@ -1,0 +1,170 @@
+"""The engines: ``storm run`` and ``storm plan-dir``, ``export`` (Storm plugin, Heron, Flink) and
+``import storm-ui``."""
+
+from __future__ import annotations
+
+
+import click
+from rich.console import Console
+
+import streamplace as sp
+
+from . import output as writes
+from .base import PROFILING_HELP, UserError, cli, err_console, note, vertical
+
+STORM_RUN_KEYS = ("mode", "storm_version", "plan_applied", "plan_matches", "scheduler_status", "workers", "throughput",
+                  "source_rate", "duration_s", "windows", "monitor_cross_node_bytes_per_s", "measured_inter_node_bytes_per_s",
+                  "predicted_inter_node_bytes_per_s", "predicted_throughput",
+                  "jvm_peak_rss_mb", "wall_s")
+
+
+@cli.group()
+def storm():
+    """Run placements on Apache Storm; write plans for a Storm cluster's scheduler plugin."""
+
+
+@storm.command("run")
+@click.argument("topology", type=click.Path())
+@click.argument("cluster", type=click.Path())
+@click.option("--plan", "plan_path", type=click.Path(), default=None, help="Placement to apply (JSON from `schedule -o`).")
+@click.option("--scheduler", "-s", "name", default=None, help="Schedule with this scheduler first, then apply its plan.")
+@click.option("--param", "-p", "params", multiple=True, metavar="KEY=VALUE", help="Scheduler parameter (repeatable).")
+@click.option("--seed", type=int, default=None, help="Scheduler seed, and the seed of the topology's key/payload generators.")
+@click.option("--time-limit", type=click.FloatRange(min=0), default=None, help="Seconds allowed to solvers that take a limit.")
+@click.option("--profiling", type=click.Path(), default=None, help=PROFILING_HELP)
+@click.option("--storm-default", is_flag=True, help="No plan: let Storm's own EvenScheduler place the topology.")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="topology.workers with --storm-default (default: every slot of the cluster).")
+@click.option("--duration", type=click.FloatRange(min=0.1, max=1e6), default=60.0, show_default=True,
+              help="Seconds measured (rounded up to whole windows), after the warm-up.")
+@click.option("--warmup", type=click.FloatRange(min=0, max=1e6), default=20.0, show_default=True, help="Seconds discarded first.")
+@click.option("--window", type=click.FloatRange(min=0.1, max=1e6), default=10.0, show_default=True, help="Monitor window, seconds.")
+@click.option("--ackers", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Acker executors (0: no acking; latency comes from the tuples' emit time).")
+@click.option("--load-aware", is_flag=True, help="Storm 2's load-aware, locality-first shuffle (off: uniform shuffle, as the papers and the model).")
+@click.option("--heap-mb", type=click.IntRange(min=128), default=1024, show_default=True, help="Heap of the embedded Storm JVM.")
+@click.option("--storm-conf", "storm_conf", multiple=True, metavar="KEY=VALUE",
+              help="A Storm topology setting (repeatable; VALUE read as YAML), e.g. "
+                   "topology.bolt.wait.progressive.level2.count=0. Overrides streamplace's defaults and Storm's; "
+                   "docs/storm.md lists the settings of the testbed campaign.")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "parquet"]), default="jsonl", show_default=True,
+              help="Format of the traffic and load records.")
+@click.option("--mode", type=click.Choice(["embedded", "cluster"]), default="embedded", show_default=True,
+              help="embedded: Storm's LocalCluster in one JVM, one supervisor per cluster node. cluster: the testbed, "
+                   "a real Storm cluster on this machine (needs root): one network namespace per node with its "
+                   "bandwidth (tc) and its CPU share (cgroup), ZooKeeper, Nimbus and a supervisor per node.")
+@click.option("--worker-heap-mb", type=click.IntRange(min=64), default=256, show_default=True,
+              help="Heap of each testbed worker process (--mode cluster).")
+@click.option("--cpu-budget", type=click.FloatRange(min=0.05, max=4096), default=None,
+              help="Cores shared by all testbed nodes, in proportion to their `cores` (default: this machine's cores - 0.5).")
+@click.option("--force", is_flag=True, help="Replace the output directory if it exists.")
+@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), required=True, help="Directory to write.")
+def storm_run(topology, cluster, plan_path, name, params, seed, time_limit, profiling, storm_default, workers,
+              duration, warmup, window, ackers, load_aware, heap_mb, storm_conf, fmt, mode, worker_heap_mb, cpu_budget, force, out_dir):
+    """Run TOPOLOGY on Storm with CLUSTER's nodes, under a plan, and measure it.
+
+    Writes DIR/run.json (what Storm assigned, read back from Storm, throughput, latency; on the
+    testbed also the bytes measured on the wire between nodes), DIR/traffic.* and DIR/load.* (the
+    monitor's records of the measured windows, ready for `streamplace profile`), DIR/plan.json
+    and DIR/storm.log.
+    """
+    if sum(x is not None and x is not False for x in (plan_path, name, storm_default or None)) != 1:
+        raise UserError("give exactly one of --plan, --scheduler or --storm-default")
+    if workers is not None and not storm_default:
+        raise UserError("--workers goes with --storm-default (a plan fixes its workers)")
+    settings = sp.storm_settings(duration_s=duration, warmup_s=warmup, window_s=window, ackers=ackers,
+                                 load_aware=load_aware, heap_mb=heap_mb, seed=seed or 0, mode=mode,
+                                 worker_heap_mb=worker_heap_mb, cpu_budget=cpu_budget, storm_conf=storm_conf)
+    problem = sp.load_problem(topology, cluster)
+    done = sp.storm_run(problem, out_dir, settings, plan=plan_path, scheduler=name,
+                        params=sp.parse_pairs(params) if name else None, seed=seed, time_limit=time_limit,
+                        profiling=profiling, workers=workers, fmt=fmt, force=force,
+                        on_event=_storm_progress(settings), on_note=note)
+    run, problem = done.run, done.problem
+    Console().print(vertical({k: run[k] for k in STORM_RUN_KEYS if k in run}, f"storm run: {problem.topology.name} on {problem.cluster.name}"))
+    for node, cpu in run.get("measured_node_cpu", {}).items():
+        Console().print(f"node {node}: {cpu['cores']:.3f} cores used, out of CPU quota in {cpu['throttled']:.0%} of periods",
+                        markup=False, highlight=False)
+    if done.placement is not None and not run["plan_applied"]:
+        err_console.print(f"[yellow]plan not applied: {run['scheduler_status']}[/yellow]")
+    err_console.print(f"written: {out_dir}/run.json, {run['traffic_file']}, {run['load_file']}", soft_wrap=True, markup=False)
+
+
+def _storm_progress(settings):
+    """Prints the run's progress on stderr, one line per step."""
+    messages = {"testbed": "{message}", "note": "{message}", "starting": f"starting {settings.mode} Storm", "cluster": "{supervisors} supervisors up",
+                "submitted": "submitted {job}", "assigned": "{job}: every executor assigned",
+                "running": "{job}: every worker running", "warmup": "warm-up {seconds:g} s", "measuring": "measuring {seconds:g} s",
+                "killed": "{job} killed"}
+
+    def show(event):
+        text = messages.get(event.get("event"))
+        if text:
+            err_console.print(f"storm: {text.format(**event)}", soft_wrap=True, markup=False, highlight=False)
+    return show
+
+
+@storm.command("plan-dir")
+@click.argument("topology", type=click.Path())
+@click.argument("cluster", type=click.Path())
+@click.argument("placement", type=click.Path())
+@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), required=True,
+              help="Plan directory (the plugin's streamplace.plan.dir).")
+def storm_plan_dir(topology, cluster, placement, out_dir):
+    """Check PLACEMENT against TOPOLOGY and CLUSTER and write it as DIR/<topology name>.json.
+
+    Point Nimbus' `streamplace.plan.dir` at DIR: the plugin applies the plan on its next round,
+    also to a running topology (that is how a new plan reaches a running job).
+    """
+    click.echo(str(writes.write_storm_plan(out_dir, *sp.storm_plan(sp.load_problem(topology, cluster), placement))))
+
+
+@cli.command()
+@click.argument("placement", type=click.Path())
+@click.option("--to", "target", type=click.Choice(["storm-plan", "heron", "flink"]), required=True,
+              help="storm-plan: the plugin's plan directory; heron: a Heron packing plan (JSON); flink: "
+                   "parallelism and slot-sharing groups per operator, and what Flink cannot express.")
+@click.option("--topology", type=click.Path(), default=None, help="The job's topology (required for storm-plan; "
+              "with --cluster it checks the placement and gives Heron the tasks' CPU and memory).")
+@click.option("--cluster", type=click.Path(), default=None, help="The job's cluster (with --topology).")
+@click.option("-o", "--output", type=click.Path(), required=True, help="File to write (storm-plan: the plan directory).")
+def export(placement, target, topology, cluster, output):
+    """Write PLACEMENT in the form another engine takes."""
+    writes.guard_output(output, (placement, topology, cluster))
+    if target == "storm-plan":
+        if topology is None or cluster is None:
+            raise UserError("--to storm-plan needs --topology and --cluster (the plan is checked against them)")
+        click.echo(str(writes.write_storm_plan(output, *sp.storm_plan(sp.load_problem(topology, cluster), placement))))
+        return
+    if (topology is None) != (cluster is None):
+        raise UserError("--topology and --cluster go together")
+    exported = sp.export_placement(placement, target, sp.load_problem(topology, cluster) if topology is not None else None)
+    writes.write(exported.document, output)
+    for number, node in exported.containers.items():
+        err_console.print(f"heron container {number}: node {node}", markup=False, highlight=False)
+    click.echo(output)
+
+
+@cli.group("import")
+def import_group():
+    """Build specs from what another tool shows."""
+
+
+@import_group.command("storm-ui")
+@click.argument("source")
+@click.option("--window", default=None, help="The UI's statistics window in seconds (600, 10800, 86400) or "
+              ":all-time; default: the UI's own (for a URL) or the saved one.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True, help="Topology spec to write (YAML or JSON).")
+def import_storm_ui_cmd(source, window, output):
+    """A topology spec from the Storm UI: SOURCE is http://HOST:8080/api/v1/topology/ID or a directory of saved
+    responses (topology.json, component-<id>.json per component, optional visualization.json).
+
+    Parallelism = each component's tasks; rates = what it emitted and executed in the window."""
+    writes.guard_output(output, (source,))
+    imported = sp.import_storm_ui(source, window=window)
+    writes.write(sp.topology_to_dict(imported.topology), output)
+    for note_text in imported.notes:
+        err_console.print(f"note: {note_text}", markup=False, highlight=False, soft_wrap=True)
+    topo = imported.topology
+    click.echo(f"wrote {output}: {topo.name}, {len(topo.operators)} components, {topo.n_tasks} tasks, "
+               f"rates over {imported.window_s:g} s")

@@ -1,0 +1,60 @@
+"""Several schedulers on one job, side by side, and the one to use (``streamplace compare``).
+
+Every scheduler runs on the problem (built by :func:`~..schedulers.make_scheduler`), its record
+evaluated with the cost model; the records are then judged against Storm's default
+(:mod:`.verdict`): ``recommended`` and ``reason`` on the chosen one, ``vs_<default>`` (traffic
+saved, throughput and latency change in %) on every record with a placement. The default is run
+for the comparison when it was not listed, and the verdict says if it would have done better.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ContextManager
+
+from ..model import Problem
+from ..model.performance import CostModel
+from ..schedulers import available, make_scheduler, storm_default, time_limit_note
+from .records import result_record
+from .verdict import default_reference, judge, verdict
+
+
+@dataclass(frozen=True)
+class Comparison:
+    records: list[dict]   # one per scheduler, in order (``--format json`` / ``csv``)
+    verdict: str          # the recommendation in one line
+
+
+def compare(problem: Problem, schedulers: Sequence[str] | None = None, params: dict[str, dict] | None = None, *,
+            seed: int | None = None, time_limit: float | None = None, profiling: Any = None,
+            objective: str = "throughput", model: CostModel | None = None,
+            on_note: Callable[[str], None] | None = None,
+            running: Callable[[str], ContextManager] | None = None) -> Comparison:
+    """Runs ``schedulers`` (default: all) on ``problem`` with their ``params`` (scheduler name ->
+    parameters); ``running(name)`` wraps each run (a progress display); ``on_note`` hears which
+    schedulers ignore ``time_limit``.
+
+    >>> from streamplace.workloads.microbench import microbench
+    >>> from streamplace.workloads.catalogue import preset
+    >>> job = Problem.from_topology(microbench("star", 12), preset("heterogeneous"))
+    >>> compare(job, ["even", "metis"]).verdict.startswith("recommended: ")
+    True
+    """
+    names = list(schedulers) if schedulers is not None else available()
+    params = params or {}
+    note = time_limit_note(names, time_limit)
+    if note and on_note:
+        on_note(note)
+    built = [make_scheduler(n, params.get(n), seed=seed, time_limit=time_limit, profiling=profiling) for n in names]
+    records = []
+    for sched in built:
+        with (running or (lambda _: contextlib.nullcontext()))(sched.name):
+            records.append(result_record(sched.schedule(problem), model=model))
+    default = storm_default()
+    reference = default_reference(records) or \
+        result_record(make_scheduler(default, {}, seed=seed).schedule(problem), model=model)
+    decision, why = judge(records, reference, objective, key=f"vs_{default}", n_tasks=problem.n_tasks,
+                          n_nodes=problem.cluster.n_nodes)
+    return Comparison(records, verdict(records, reference, decision, why, objective, key=f"vs_{default}"))

@@ -1,0 +1,80 @@
+"""One scheduler run and the record ``streamplace schedule`` / ``reschedule`` print and write.
+
+:func:`schedule` runs a scheduler built by :func:`~..schedulers.make_scheduler` and adds to
+:func:`.records.result_record` the operators' ``parallelism`` when the scheduler chose it (the
+result is then another job). :func:`reschedule` runs ``Scheduler.reschedule`` from a running
+placement and adds its move list: ``moves`` (tasks that change node within the budget),
+``forced_moves`` (tasks that must move: their node is gone or over capacity) and ``diff``, each
+task that changes node with where it was and where it goes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..model import Problem
+from ..model.performance import CostModel
+from ..schedulers import ScheduleResult, make_scheduler, time_limit_note
+from .diff import Targets, diff_targets, targets_of
+from .records import result_record
+
+
+@dataclass(frozen=True)
+class Scheduled:
+    result: ScheduleResult
+    record: dict          # what ``--format json`` prints and ``-o`` writes
+
+
+def build(name: str, params: dict | None, *, seed: int | None, time_limit: float | None, profiling: Any = None,
+          on_note: Callable[[str], None] | None = None):
+    """The scheduler ``name`` (:func:`~..schedulers.make_scheduler`); ``on_note`` hears that it
+    takes no time budget when ``time_limit`` was given."""
+    note = time_limit_note([name], time_limit)
+    if note and on_note:
+        on_note(note)
+    return make_scheduler(name, params, seed=seed, time_limit=time_limit, profiling=profiling)
+
+
+def schedule(problem: Problem, name: str, params: dict | None = None, *, seed: int | None = None,
+             time_limit: float | None = None, profiling: Any = None, model: CostModel | None = None,
+             on_note: Callable[[str], None] | None = None) -> Scheduled:
+    """``name`` run on ``problem``, with its record.
+
+    >>> from streamplace.workloads.microbench import microbench
+    >>> from streamplace.workloads.catalogue import preset
+    >>> run = schedule(Problem.from_topology(microbench("star", 12), preset("heterogeneous")), "even")
+    >>> run.record["scheduler"], len(run.record["placement"])
+    ('even', 12)
+    """
+    result = build(name, params, seed=seed, time_limit=time_limit, profiling=profiling, on_note=on_note).schedule(problem)
+    record = result_record(result, model=model)
+    if result.problem.topology != problem.topology:  # the scheduler chose the parallelism (throughput)
+        record["parallelism"] = {op.name: op.parallelism for op in result.problem.topology.operators}
+    return Scheduled(result, record)
+
+
+def current_targets(current: str | os.PathLike | Mapping) -> Targets:
+    """A running placement: a file (schedule result or label map) or a label -> (node, worker) map."""
+    if isinstance(current, Mapping):
+        return dict(current)
+    from ..model.specs import placement_targets, read_document
+    return placement_targets(read_document(current), str(current))
+
+
+def reschedule(problem: Problem, current: str | os.PathLike | Mapping, name: str = "lns", params: dict | None = None, *,
+               seed: int | None = None, time_limit: float | None = None, max_moves: int | None = None,
+               migration_weight: float = 0.0, on_note: Callable[[str], None] | None = None) -> Scheduled:
+    """A new placement for the job running as ``current``, with its move list (module docstring)."""
+    running = current_targets(current)
+    result = build(name, params, seed=seed, time_limit=time_limit, on_note=on_note).reschedule(
+        problem, running, max_moves=max_moves, migration_weight=migration_weight)
+    record = result_record(result)
+    if result.placement is not None:
+        moved = result.details["reschedule"]
+        record.update(moves=moved["moves"], forced_moves=moved["forced_moves"],
+                      diff=[m.to_dict() for m in diff_targets(running, targets_of(problem, result.placement)).moves
+                            if m.before[0] != m.after[0]])
+    return Scheduled(result, record)
