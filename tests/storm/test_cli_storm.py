@@ -1,7 +1,8 @@
-"""`streamplace storm run` and `storm plan-dir` through the real CLI."""
+"""`streamplace storm run` and `storm plan-dir` through the real CLI: its refusals and the plan
+directory in this process (the ``cli`` fixture runs ``main``, as ``python -m streamplace`` does),
+what involves Storm's JVM (Ctrl-C, settings only Storm can check) as a separate process."""
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -38,45 +39,39 @@ def storm_jvms() -> set[int]:
     return out
 
 
-def test_missing_module_is_one_line_exit_2(files):
-    env = {**os.environ, "STREAMPLACE_STORM_HOME": str(files / "nowhere")}
-    r = subprocess.run([*CLI, "storm", "run", str(files / "t.yaml"), str(files / "c.yaml"), "-s", "even",
-                        "-o", str(files / "out")], env=env, capture_output=True, text=True)
-    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "not built" in r.stderr, r.stderr
+def test_missing_module_is_one_line_exit_2(files, cli, monkeypatch):
+    monkeypatch.setenv("STREAMPLACE_STORM_HOME", str(files / "nowhere"))
+    code, _, err = cli(["storm", "run", files / "t.yaml", files / "c.yaml", "-s", "even", "-o", files / "out"])
+    assert code == 2 and err.count("\n") == 1 and "not built" in err, err
     assert not (files / "out").exists()
 
 
-def test_missing_java_is_one_line_exit_2(files):
-    env = {**os.environ, "JAVA_HOME": str(files / "nojava")}
-    r = subprocess.run([*CLI, "storm", "run", str(files / "t.yaml"), str(files / "c.yaml"), "-s", "even",
-                        "-o", str(files / "out")], env=env, capture_output=True, text=True)
-    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Java 17" in r.stderr, r.stderr
+def test_missing_java_is_one_line_exit_2(files, cli, monkeypatch):
+    monkeypatch.setenv("JAVA_HOME", str(files / "nojava"))
+    code, _, err = cli(["storm", "run", files / "t.yaml", files / "c.yaml", "-s", "even", "-o", files / "out"])
+    assert code == 2 and err.count("\n") == 1 and "Java 17" in err, err
 
 
-def test_exactly_one_plan_source(files):
-    r = subprocess.run([*CLI, "storm", "run", str(files / "t.yaml"), str(files / "c.yaml"), "-o", str(files / "out")],
-                       capture_output=True, text=True)
-    assert r.returncode == 2 and "exactly one of --plan, --scheduler or --storm-default" in r.stderr
+def test_exactly_one_plan_source(files, cli):
+    code, _, err = cli(["storm", "run", files / "t.yaml", files / "c.yaml", "-o", files / "out"])
+    assert code == 2 and "exactly one of --plan, --scheduler or --storm-default" in err
 
 
-def test_plan_dir_writes_the_plan_under_the_topology_name(files):
-    subprocess.run([*CLI, "schedule", str(files / "t.yaml"), str(files / "c.yaml"), "-s", "metis",
-                    "-o", str(files / "p.json")], check=True, capture_output=True)
-    r = subprocess.run([*CLI, "storm", "plan-dir", str(files / "t.yaml"), str(files / "c.yaml"), str(files / "p.json"),
-                        "-o", str(files / "plans")], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
+def test_plan_dir_writes_the_plan_under_the_topology_name(files, cli):
+    assert cli(["schedule", files / "t.yaml", files / "c.yaml", "-s", "metis", "-o", files / "p.json"])[0] == 0
+    code, _, err = cli(["storm", "plan-dir", files / "t.yaml", files / "c.yaml", files / "p.json", "-o", files / "plans"])
+    assert code == 0, err
     plan = json.loads((files / "plans" / "groupings.json").read_text())
     assert plan["placement"] == json.loads((files / "p.json").read_text())["placement"]
     assert plan["scheduler"] == "metis"
 
 
-def test_storm_refuses_a_topology_name_with_a_dot(files):
+def test_storm_refuses_a_topology_name_with_a_dot(files, cli):
     doc = topology_to_dict(five_groupings()[0])
     doc["name"] = "my.job"
     write_document(doc, files / "dot.yaml")
-    r = subprocess.run([*CLI, "storm", "plan-dir", str(files / "dot.yaml"), str(files / "c.yaml"), str(files / "p.json"),
-                        "-o", str(files / "plans")], capture_output=True, text=True)
-    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Storm refuses names" in r.stderr, r.stderr
+    code, _, err = cli(["storm", "plan-dir", files / "dot.yaml", files / "c.yaml", files / "p.json", "-o", files / "plans"])
+    assert code == 2 and err.count("\n") == 1 and "Storm refuses names" in err, err
 
 
 def test_ctrl_c_stops_the_run_and_its_jvm(storm_ready, files):
@@ -111,11 +106,11 @@ def test_ctrl_c_stops_the_run_and_its_jvm(storm_ready, files):
     ("topology.bolt.wait.progressive.level2.count=", "expected KEY=VALUE"),
     ("topology.worker.childopts=[-Xmx1g", "is not a YAML value"),
 ])
-def test_storm_conf_mistakes_are_one_line_exit_2_before_storm_starts(files, pair, says):
-    env = {**os.environ, "JAVA_HOME": str(files / "nojava")}   # the check comes before Java is looked for
-    r = subprocess.run([*CLI, "storm", "run", str(files / "t.yaml"), str(files / "c.yaml"), "-s", "even",
-                        "--storm-conf", pair, "-o", str(files / "out")], env=env, capture_output=True, text=True)
-    assert r.returncode == 2 and r.stderr.count("\n") == 1 and says in r.stderr, r.stderr
+def test_storm_conf_mistakes_are_one_line_exit_2_before_storm_starts(files, cli, monkeypatch, pair, says):
+    monkeypatch.setenv("JAVA_HOME", str(files / "nojava"))   # the check comes before Java is looked for
+    code, _, err = cli(["storm", "run", files / "t.yaml", files / "c.yaml", "-s", "even", "--storm-conf", pair,
+                        "-o", files / "out"])
+    assert code == 2 and err.count("\n") == 1 and says in err, err
     assert not (files / "out").exists()
 
 

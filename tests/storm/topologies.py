@@ -12,6 +12,11 @@ def renamed(cluster: Cluster, prefix: str) -> Cluster:
     return Cluster.build(cluster.name, [dataclasses.replace(n, name=f"{prefix}{i:02d}") for i, n in enumerate(cluster.nodes)])
 
 
+def copy_of(cluster: Cluster, copy: int) -> Cluster:
+    """The cluster with node names ``c<copy>-<name>``: copies of one cluster share one embedded Storm."""
+    return Cluster.build(cluster.name, [dataclasses.replace(n, name=f"c{copy}-{n.name}") for n in cluster.nodes])
+
+
 def union(clusters) -> Cluster:
     """One cluster holding every node of ``clusters`` once (by name)."""
     nodes = {}
