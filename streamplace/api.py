@@ -65,11 +65,14 @@ from .model import Cluster, Node, Operator, Placement, Problem, Stream, Topology
 from .model.errors import FieldError, InputError, Notice
 from .model.keyvalue import parse_bool, parse_pairs, per_scheduler
 from .memory import ENV as MEMORY_LIMIT_ENV
-from .memory import parse_size
+from .memory import MemoryLimitError, memory_limit, parse_size
 from .model.performance import CostModel, load_cost_model, predict
 from .model.profiling import DEFAULT_MET, profiling_to_dict
+from .files import (OutputError, check_output_dir, check_output_file, dumps_json, guarding, note_input, quote,
+                    refuse_overlap)
 from .model.specs import (SpecError, atomic_write_text, cluster_to_dict, load_cluster, load_placement, load_topology,
                           read_document, topology_to_dict, write_document)
+from .profile import PROFILE_FILES
 from .profile.problem import load_problem
 from .profile.runs import expand_paths
 from .schedulers import ParameterError, ScheduleResult, available, make_scheduler
@@ -296,7 +299,8 @@ NASIRI_CLUSTER_PRESETS = tuple(nasiri.CLUSTER_PRESETS)
 
 
 __all__ = ["APPLICATIONS", "CLUSTER_GENERATORS", "Cluster", "Comparison", "CostModel", "DEFAULT_MET", "Decision",
-           "Exported", "FieldError", "InputError", "MAX_TIME_LIMIT", "MEMORY_LIMIT_ENV", "NASIRI_CLUSTER_PRESETS",
+           "Exported", "FieldError", "InputError", "MAX_TIME_LIMIT", "MEMORY_LIMIT_ENV", "MemoryLimitError", "NASIRI_CLUSTER_PRESETS",
+           "OutputError", "check_output_dir", "check_output_file", "dumps_json", "guarding", "memory_limit", "note_input", "PROFILE_FILES", "quote", "refuse_overlap",
            "Node", "Notice", "OBJECTIVES", "Operator", "ParameterError", "Placement", "PlanDiff", "PRESETS", "Problem",
            "REPRODUCE_PAPERS", "REQUIRED", "ScheduleResult", "Scheduled", "SpecError", "StormError", "StormRun",
            "Stream", "TOPOLOGIES", "Topology", "application", "atomic_write_text", "available", "build_task_graph",

@@ -75,8 +75,8 @@ def test_compare_recommends_against_storm_default():
     assert optimal["vs_even"]["traffic_pct"] == pytest.approx(saved)
     chosen = [r["scheduler"] for r in result.records if r["recommended"]]
     assert len(chosen) == 1 and result.verdict.startswith(f"recommended: {chosen[0]} (")
-    # the reports' per-job decision (bench.choice.decide) takes the same rule: the same record
-    from streamplace.bench.choice import decide
+    # the reports' per-job decision (report.choice.decide) takes the same rule: the same record
+    from streamplace.report.choice import decide
     jobs = decide([{**r, "workload": "pair", "cluster": "abc"} for r in result.records])
     assert [r["scheduler"] for r in jobs if r["recommended"]] == chosen
 

@@ -54,6 +54,21 @@ def _warnings_as_one_line() -> None:
     warnings.showwarning = show
 
 
+def _guarded(argv) -> None:
+    """The command in its own files session (:func:`streamplace.guarding`): what it reads is
+    recorded, and nothing it writes may replace it. Opened in the thread that does the work."""
+    with sp.guarding():
+        cli.main(args=argv, prog_name="streamplace", standalone_mode=False)
+
+
+MAX_LINE = 2000   # the longest error line printed: values are quoted short at their source; this bounds the rest
+
+
+def _one_line(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_LINE else f"{text[:MAX_LINE]}... ({len(text):,} characters)"
+
+
 def main(argv=None) -> None:
     """The ``streamplace`` command. From the command line (``argv`` None) the work runs interruptibly:
     Ctrl-C / SIGTERM stop it at once with one line, no partial output, exit 130 / 143."""
@@ -61,9 +76,9 @@ def main(argv=None) -> None:
     try:
         if argv is None:  # the command line (in-process callers keep their own signal and warning handling)
             _warnings_as_one_line()
-            sp.run_interruptible(lambda: cli.main(args=argv, prog_name="streamplace", standalone_mode=False))
+            sp.run_interruptible(lambda: _guarded(argv))
         else:
-            cli.main(args=argv, prog_name="streamplace", standalone_mode=False)
+            _guarded(argv)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.Abort:
@@ -76,8 +91,9 @@ def main(argv=None) -> None:
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
-    except (sp.SpecError, sp.ParameterError, sp.InputError, sp.FieldError, sp.StormError) as exc:
-        click.echo(f"streamplace: {exc}", err=True)
+    except (sp.SpecError, sp.ParameterError, sp.InputError, sp.FieldError, sp.StormError, sp.OutputError,
+            sp.MemoryLimitError) as exc:
+        click.echo(f"streamplace: {_one_line(str(exc))}", err=True)
         sys.exit(2)
     except KeyboardInterrupt:
         click.echo("streamplace: interrupted", err=True)
@@ -89,5 +105,6 @@ def main(argv=None) -> None:
             sys.exit(2)
         if debug:
             raise
-        click.echo(f"streamplace: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)", err=True)
+        click.echo(f"streamplace: internal error: {type(exc).__name__}: {_one_line(str(exc))} (rerun with --debug for the "
+                   "traceback)", err=True)
         sys.exit(1)

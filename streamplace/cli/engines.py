@@ -10,7 +10,7 @@ from rich.console import Console
 import streamplace as sp
 
 from . import output as writes
-from .base import PROFILING_HELP, UserError, cli, err_console, note, vertical
+from .base import PROFILING_HELP, OutputPath, UserError, cli, err_console, note, vertical
 
 STORM_RUN_KEYS = ("mode", "storm_version", "plan_applied", "plan_matches", "scheduler_status", "workers", "throughput",
                   "source_rate", "duration_s", "windows", "monitor_cross_node_bytes_per_s", "measured_inter_node_bytes_per_s",
@@ -58,7 +58,7 @@ def storm():
 @click.option("--cpu-budget", type=click.FloatRange(min=0.05, max=4096), default=None,
               help="Cores shared by all testbed nodes, in proportion to their `cores` (default: this machine's cores - 0.5).")
 @click.option("--force", is_flag=True, help="Replace the output directory if it exists.")
-@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), required=True, help="Directory to write.")
+@click.option("-o", "--output", "out_dir", type=OutputPath("dir"), required=True, help="Directory to write.")
 def storm_run(topology, cluster, plan_path, name, params, seed, time_limit, profiling, storm_default, workers,
               duration, warmup, window, ackers, load_aware, heap_mb, storm_conf, fmt, mode, worker_heap_mb, cpu_budget, force, out_dir):
     """Run TOPOLOGY on Storm with CLUSTER's nodes, under a plan, and measure it.
@@ -108,7 +108,7 @@ def _storm_progress(settings):
 @click.argument("topology", type=click.Path())
 @click.argument("cluster", type=click.Path())
 @click.argument("placement", type=click.Path())
-@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), required=True,
+@click.option("-o", "--output", "out_dir", type=OutputPath("into"), required=True,
               help="Plan directory (the plugin's streamplace.plan.dir).")
 def storm_plan_dir(topology, cluster, placement, out_dir):
     """Check PLACEMENT against TOPOLOGY and CLUSTER and write it as DIR/<topology name>.json.
@@ -127,10 +127,9 @@ def storm_plan_dir(topology, cluster, placement, out_dir):
 @click.option("--topology", type=click.Path(), default=None, help="The job's topology (required for storm-plan; "
               "with --cluster it checks the placement and gives Heron the tasks' CPU and memory).")
 @click.option("--cluster", type=click.Path(), default=None, help="The job's cluster (with --topology).")
-@click.option("-o", "--output", type=click.Path(), required=True, help="File to write (storm-plan: the plan directory).")
+@click.option("-o", "--output", type=OutputPath("any"), required=True, help="File to write (storm-plan: the plan directory).")
 def export(placement, target, topology, cluster, output):
     """Write PLACEMENT in the form another engine takes."""
-    writes.guard_output(output, (placement, topology, cluster))
     if target == "storm-plan":
         if topology is None or cluster is None:
             raise UserError("--to storm-plan needs --topology and --cluster (the plan is checked against them)")
@@ -151,16 +150,15 @@ def import_group():
 
 
 @import_group.command("storm-ui")
-@click.argument("source")
+@click.argument("source", type=click.Path())
 @click.option("--window", default=None, help="The UI's statistics window in seconds (600, 10800, 86400) or "
               ":all-time; default: the UI's own (for a URL) or the saved one.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True, help="Topology spec to write (YAML or JSON).")
+@click.option("-o", "--output", type=OutputPath("document"), required=True, help="Topology spec to write (YAML or JSON).")
 def import_storm_ui_cmd(source, window, output):
     """A topology spec from the Storm UI: SOURCE is http://HOST:8080/api/v1/topology/ID or a directory of saved
     responses (topology.json, component-<id>.json per component, optional visualization.json).
 
     Parallelism = each component's tasks; rates = what it emitted and executed in the window."""
-    writes.guard_output(output, (source,))
     imported = sp.import_storm_ui(source, window=window)
     writes.write(sp.topology_to_dict(imported.topology), output)
     for note_text in imported.notes:

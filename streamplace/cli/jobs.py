@@ -8,7 +8,7 @@ from rich.console import Console
 import streamplace as sp
 
 from . import output as writes
-from .base import (POSITIVE_SECONDS, SECONDS, SEED, SPARK_MASTER_HELP, FiniteFloat, UserError, cli,
+from .base import (OutputPath, POSITIVE_SECONDS, SECONDS, SEED, SPARK_MASTER_HELP, FiniteFloat, UserError, cli,
                    cost_model_option, err_console)
 from .base import cost_model as load_model
 
@@ -33,9 +33,9 @@ def _seconds(value: str | None, option: str) -> float | None:
 
 @cli.command("profile")
 @click.option("--topology", "topology_path", type=click.Path(), required=True, help="Topology the records were measured on.")
-@click.option("--traffic", multiple=True, required=True, metavar="PATH",
+@click.option("--traffic", multiple=True, required=True, type=click.Path(), metavar="PATH",
               help="Traffic records: window_start, window_seconds, src_task, dst_task, tuples, bytes (repeatable; globs expand).")
-@click.option("--load", multiple=True, metavar="PATH",
+@click.option("--load", multiple=True, type=click.Path(), metavar="PATH",
               help="Load records: window_start, window_seconds, task, executed, cpu_seconds (repeatable).")
 @click.option("--from", "start", default=None, metavar="TS", help="Use windows starting at or after TS (epoch s or ISO-8601).")
 @click.option("--to", "end", default=None, metavar="TS", help="Use windows ending at or before TS.")
@@ -46,12 +46,11 @@ def _seconds(value: str | None, option: str) -> float | None:
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "parquet"]), default=None,
               help="Input format (default: from each file's extension).")
 @click.option("--spark-master", envvar="STREAMPLACE_SPARK_MASTER", default=None, help=SPARK_MASTER_HELP)
-@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), required=True,
+@click.option("-o", "--output", "out_dir", type=OutputPath("dir"), required=True,
               help="Profile directory to write (replaced as a whole; never one holding the inputs).")
 @click.option("--force", is_flag=True, help="Replace DIR even if it holds files that are not a profile.")
 def profile_cmd(topology_path, traffic, load, start, end, half_life, weight, fmt, spark_master, out_dir, force):
     """Monitoring records -> a profile (per-second rates per task edge and task) on Spark."""
-    writes.guard_output(out_dir, (topology_path, *sp.expand_paths(traffic), *sp.expand_paths(load)))
     writes.guard_profile_dir(out_dir, force)
     result = sp.profile_records(topology_path, traffic, load, out_dir, start=_seconds(start, "--from"), end=_seconds(end, "--to"),
                         start_text=start, end_text=end, half_life=half_life, weight=weight, fmt=fmt,
@@ -79,7 +78,7 @@ def profile_cmd(topology_path, traffic, load, start, end, half_life, weight, fmt
 @click.option("--format", "fmt", type=click.Choice(["parquet", "csv", "jsonl"]), default="parquet", show_default=True,
               help="Format of the monitoring records written.")
 @click.option("--spark-master", envvar="STREAMPLACE_SPARK_MASTER", default=None, help=SPARK_MASTER_HELP)
-@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), required=True,
+@click.option("-o", "--output", "out_dir", type=OutputPath("into"), required=True,
               help="Directory for traffic.<format> and load.<format>.")
 def traffic_cmd(app_name, topology_path, records_path, records_format, time_column, window_seconds, cluster_path,
                 placement_path, seed, fmt, spark_master, out_dir):
@@ -87,7 +86,7 @@ def traffic_cmd(app_name, topology_path, records_path, records_format, time_colu
     from pathlib import Path
     ext = {"parquet": ".parquet", "csv": ".csv", "jsonl": ".jsonl"}[fmt]
     for written in (Path(out_dir) / f"traffic{ext}", Path(out_dir) / f"load{ext}"):
-        writes.guard_output(str(written), (records_path, topology_path, cluster_path, placement_path))
+        sp.check_output_file(written)
     mon, paths = sp.replay_traffic(records_path, out_dir, app=app_name, topology=topology_path,
                                    records_format=records_format, time_column=time_column,
                                    window_seconds=window_seconds, cluster=cluster_path, placement=placement_path,
@@ -98,7 +97,7 @@ def traffic_cmd(app_name, topology_path, records_path, records_format, time_colu
 
 
 @cli.command()
-@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), default="out/demo", show_default=True)
+@click.option("-o", "--output", "out_dir", type=OutputPath("into"), default="out/demo", show_default=True)
 @click.option("--quick", is_flag=True, help="Reduced sizes (2 applications, 5,000 records, 10-14 task micro-benchmarks), same steps.")
 @click.option("--time-limit", type=POSITIVE_SECONDS, default=10.0, show_default=True,
               help="Seconds per optimal solve.")
@@ -115,7 +114,7 @@ def demo(out_dir, quick, time_limit, spark_master, cost_model):
 @click.option("--paper", "papers", type=click.Choice([*REPRODUCE_PAPERS, "all"]), multiple=True, default=("all",),
               show_default=True, help="Paper to reproduce (repeatable): ischeduler [I], t3 [T3], metis [F], lf [LF], "
                                       "throughput [N].")
-@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), required=True,
+@click.option("-o", "--output", "out_dir", type=OutputPath("into"), required=True,
               help="Directory for report.html, PNGs, results.csv/json and summary.md.")
 @click.option("--quick", is_flag=True, help="Reduced sizes (seconds instead of minutes), same steps.")
 @click.option("--time-limit", type=SECONDS, default=10.0, show_default=True, help="Seconds per optimal solve.")
@@ -133,7 +132,7 @@ def reproduce(papers, out_dir, quick, time_limit, cost_model, testbed_runs):
 
 @cli.command("sweep")
 @click.argument("grid", type=click.Path())
-@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), required=True,
+@click.option("-o", "--output", "out_dir", type=OutputPath("into"), required=True,
               help="Directory for parts/*.parquet and results.csv; scenarios already there are skipped.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=None,
               help="Scenarios per Spark job and Parquet part (default: 4 x Spark's parallelism).")

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import io
-import json
 import sys
-from pathlib import Path
 
 import click
 from rich import box
@@ -15,17 +13,13 @@ from rich.table import Table
 import streamplace as sp
 
 from . import output as writes
-from .base import (PROFILE_HELP, PROFILING_HELP, SECONDS, SEED, FiniteFloat, UserError, cli,
+from .base import (OutputPath, PROFILE_HELP, PROFILING_HELP, SECONDS, SEED, FiniteFloat, UserError, cli,
                    cost_model_option, err_console, note, vertical)
 from .base import cost_model as load_model
 
 # compare's table (JSON and CSV carry every key, cohesion and coupling too)
 TABLE_KEYS = ("scheduler", "status", "valid", "inter_node_cost", "lower_bound", "inter_worker_cost", "throughput",
               "latency_ms", "nodes_used", "max_utilisation", "seconds", "message")
-
-
-def _json_path(output_path: str | None) -> str | None:
-    return output_path if output_path is None or Path(output_path).suffix else output_path + ".json"
 
 
 @cli.command()
@@ -35,14 +29,12 @@ def _json_path(output_path: str | None) -> str | None:
 @click.option("--param", "-p", "params", multiple=True, metavar="KEY=VALUE", help="Scheduler parameter (repeatable).")
 @click.option("--seed", type=SEED, default=None, help="Random seed (default 0).")
 @click.option("--time-limit", type=SECONDS, default=None, help="Seconds allowed to solvers that take a limit (optimal: time_limit, ischeduler: theta).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the result (JSON, with the placement) here.")
+@click.option("-o", "--output", type=OutputPath("document"), help="Write the result (JSON, with the placement) here.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--profiling", type=click.Path(), default=None, help=PROFILING_HELP)
 @click.option("--profile", "profile_dir", type=click.Path(), default=None, help=PROFILE_HELP)
 def schedule(topology, cluster, name, params, seed, time_limit, output, fmt, profiling, profile_dir):
     """Schedule TOPOLOGY on CLUSTER with one scheduler."""
-    output = _json_path(output)
-    writes.guard_output(output, (topology, cluster, profiling, profile_dir))
     problem = sp.load_problem(topology, cluster, profile_dir)
     run = sp.run_scheduler(problem, name, sp.parse_pairs(params), seed=seed, time_limit=time_limit,
                            profiling=profiling, on_note=note)
@@ -54,7 +46,7 @@ def _show_run(run, output_path, fmt, title, hidden=()) -> None:
     if output_path:
         writes.write(run.record, output_path)
     if fmt == "json":
-        click.echo(json.dumps(run.record, indent=2))
+        click.echo(sp.dumps_json(run.record))
     else:
         Console().print(vertical({k: v for k, v in run.record.items() if k not in hidden}, title))
         if run.result.message:
@@ -76,7 +68,7 @@ def diff(first, second, topology, cluster, fmt):
         raise UserError("--topology and --cluster go together")
     result = sp.diff_files(first, second, sp.load_problem(topology, cluster) if topology is not None else None)
     if fmt == "json":
-        click.echo(json.dumps(result.to_dict(), indent=2))
+        click.echo(sp.dumps_json(result.to_dict()))
         return
     delta = "unknown (give --topology and --cluster)" if result.traffic_delta is None else sp.format_value(result.traffic_delta)
     Console().print(f"{len(result.moves)} task(s) move: {result.node_moves} to another node, {result.worker_moves} to "
@@ -105,7 +97,7 @@ def diff(first, second, topology, cluster, fmt):
               help="At most this many tasks change node (default: any); forced moves do not count.")
 @click.option("--migration-weight", type=FiniteFloat(min=0, max=1e12), default=0.0, show_default=True,
               help="Traffic units one moved task costs: minimise traffic + W x tasks moved.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the new placement (JSON) here.")
+@click.option("-o", "--output", type=OutputPath("document"), help="Write the new placement (JSON) here.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def reschedule(topology, cluster, current_path, name, params, seed, time_limit, max_moves, migration_weight, output, fmt):
     """A new placement for a job running as --current: least traffic with at most --max-moves tasks moved.
@@ -113,8 +105,6 @@ def reschedule(topology, cluster, current_path, name, params, seed, time_limit, 
     Tasks on nodes no longer in CLUSTER, or on a node over capacity, must move whatever the budget
     (forced_moves). Write the result into the Storm plugin's plan directory and it is applied on
     Nimbus' next round."""
-    output = _json_path(output)
-    writes.guard_output(output, (topology, cluster, current_path))
     problem = sp.load_problem(topology, cluster)
     run = sp.reschedule(problem, current_path, name, sp.parse_pairs(params), seed=seed, time_limit=time_limit,
                         max_moves=max_moves, migration_weight=migration_weight, on_note=note)
@@ -135,7 +125,7 @@ def evaluate(topology, cluster, placement, fmt, profile_dir, cost_model):
     problem = sp.load_problem(topology, cluster, profile_dir)
     record = sp.evaluate_placement(problem, placement, cost_model=model)
     if fmt == "json":
-        click.echo(json.dumps(record, indent=2))
+        click.echo(sp.dumps_json(record))
     else:
         Console().print(vertical(record, f"{problem.topology.name} on {problem.cluster.name}"))
 
@@ -147,7 +137,7 @@ def evaluate(topology, cluster, placement, fmt, profile_dir, cost_model):
 @click.option("--param", "-p", "params", multiple=True, metavar="SCHEDULER.KEY=VALUE", help="Parameter for one scheduler.")
 @click.option("--seed", type=SEED, default=None)
 @click.option("--time-limit", type=SECONDS, default=None)
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the output here instead of stdout.")
+@click.option("-o", "--output", type=OutputPath("file"), help="Write the output here instead of stdout.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
 @click.option("--profiling", type=click.Path(), default=None, help=PROFILING_HELP)
 @click.option("--profile", "profile_dir", type=click.Path(), default=None, help=PROFILE_HELP)
@@ -157,17 +147,18 @@ def evaluate(topology, cluster, placement, fmt, profile_dir, cost_model):
 def compare(topology, cluster, names, params, seed, time_limit, output, fmt, profiling, profile_dir, objective,
             cost_model):
     """Run several schedulers on TOPOLOGY and CLUSTER and compare their placements."""
-    writes.guard_output(output, (topology, cluster, profiling, profile_dir, cost_model))
     model = load_model(cost_model)
     problem = sp.load_problem(topology, cluster, profile_dir)
-    chosen = [n.strip() for n in names.split(",") if n.strip()] if names else sp.available()
+    if names is not None and not any(n.strip() for n in names.split(",")):
+        raise UserError(f"--schedulers: names no scheduler (got {sp.quote(names)}); leave it out to run every scheduler")
+    chosen = [n.strip() for n in names.split(",") if n.strip()] if names is not None else sp.available()
     per_scheduler = sp.per_scheduler(sp.parse_pairs(params), chosen)
     result = sp.compare(problem, chosen, per_scheduler, seed=seed, time_limit=time_limit, profiling=profiling,
                         objective=objective, model=model, on_note=note,
                         running=lambda name: err_console.status(f"running {name}..."))
     records = result.records
     if fmt == "json":
-        writes.emit(json.dumps(records, indent=2), output)
+        writes.emit(sp.dumps_json(records), output)
     elif fmt == "csv":
         writes.emit(sp.records_to_csv(records), output)
     else:

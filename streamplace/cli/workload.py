@@ -13,7 +13,7 @@ from rich.table import Table
 import streamplace as sp
 
 from . import output as writes
-from .base import SEED, FiniteFloat, UserError, cli, err_console
+from .base import SEED, OutputPath, FiniteFloat, UserError, cli, err_console
 
 ARGS = {name: gen.args for name, gen in sp.TOPOLOGIES.items()}   # the choices of the generators' options
 
@@ -31,7 +31,7 @@ def _wrote_topology(topo, output) -> None:
 @workload.command("microbench")
 @click.option("--layout", type=click.Choice(ARGS["microbench"]["layout"].choices), required=True)
 @click.option("--tasks", type=click.IntRange(min=1, max=1_000_000), required=True, help="Task count (even; 10..32 in the papers).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True, help="YAML or JSON file to write.")
+@click.option("-o", "--output", type=OutputPath("document"), required=True, help="YAML or JSON file to write.")
 def workload_microbench(layout, tasks, output):
     """A uniform micro-benchmark topology ([I]/[T3] Sec. 5)."""
     try:
@@ -46,7 +46,7 @@ def workload_microbench(layout, tasks, output):
 @click.option("--high", is_flag=True, help="High parallelism (x10), for the lf-high cluster.")
 @click.option("--grouping", type=click.Choice(ARGS["lf"]["grouping"].choices), default=None,
               help="Streams of a synthetic configuration (default local_or_shuffle; shuffle = [LF]'s non-LSP runs).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True, help="YAML or JSON file to write.")
+@click.option("-o", "--output", type=OutputPath("document"), required=True, help="YAML or JSON file to write.")
 def workload_lf(config, high, grouping, output):
     """An [LF] workload: a synthetic configuration of Table 3 or the page-view-count topology."""
     try:
@@ -60,8 +60,8 @@ def workload_lf(config, high, grouping, output):
 @click.option("--layout", type=click.Choice(ARGS["nasiri"]["layout"].choices), required=True)
 @click.option("--compute", type=click.Choice(ARGS["nasiri"]["compute"].choices), default="mixed", show_default=True,
               help="Operator types: mixed = one high- and one mid-compute bolt, the rest low; else all of one type.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True, help="Topology YAML or JSON file to write.")
-@click.option("--profiling-out", type=click.Path(dir_okay=False), default=None,
+@click.option("-o", "--output", type=OutputPath("document"), required=True, help="Topology YAML or JSON file to write.")
+@click.option("--profiling-out", type=OutputPath("document"), default=None,
               help="Also write the matching profiling spec ([N] Table 3) here, for schedule/compare --profiling.")
 @click.option("--preset", type=click.Choice(list(sp.NASIRI_CLUSTER_PRESETS)), default=None,
               help="Put this Table 4 cluster's machine counts in the profiling spec.")
@@ -84,7 +84,7 @@ def workload_nasiri(layout, compute, output, profiling_out, preset, met):
               help="A cluster generator of the catalogue instead (arguments as KEY=VALUE; `workload list` shows them).")
 @click.option("--topology", "topology_file", type=click.Path(), default=None,
               help="The job a generator sizes the cluster to (synthetic, sized).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True, help="YAML or JSON file to write.")
+@click.option("-o", "--output", type=OutputPath("document"), required=True, help="YAML or JSON file to write.")
 @click.argument("args", nargs=-1)
 def workload_cluster(preset, generator, topology_file, output, args):
     """A cluster preset, or a generated cluster (the sweep's and the demo's, by the same names)."""
@@ -104,7 +104,7 @@ def workload_cluster(preset, generator, topology_file, output, args):
 @workload.command("topology")
 @click.argument("generator", type=click.Choice(list(sp.TOPOLOGIES)))
 @click.argument("args", nargs=-1)
-@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True, help="YAML or JSON file to write.")
+@click.option("-o", "--output", type=OutputPath("document"), required=True, help="YAML or JSON file to write.")
 def workload_topology(generator, args, output):
     """Any topology generator of the catalogue with its arguments as KEY=VALUE (`workload list`
     shows them), e.g. `runtime layout=diamond mode=io`: the sweep's workloads by the same names."""
@@ -131,7 +131,7 @@ def workload_list():
               help="How many records to generate (default: the application's).")
 @click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--format", "fmt", type=click.Choice(["parquet", "csv", "jsonl"]), default="parquet", show_default=True)
-@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), required=True, help="Directory to write.")
+@click.option("-o", "--output", "out_dir", type=OutputPath("into"), required=True, help="Directory to write.")
 def workload_app(name, n_records, seed, fmt, out_dir):
     """An application workload: DIR/topology.yaml, DIR/cluster.yaml and generated DIR/records.<format>."""
     app = sp.application(name)

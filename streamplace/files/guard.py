@@ -63,8 +63,10 @@ def _inside(child: str, parent: str) -> bool:
     return child == parent or child.startswith(parent.rstrip(os.sep) + os.sep)
 
 
-def overlap(output: str | os.PathLike) -> str | None:
-    """How ``output`` collides with a recorded input (a sentence), or None."""
+def overlap(output: str | os.PathLike, *, holding_ok: bool = False) -> str | None:
+    """How ``output`` collides with a recorded input (a sentence), or None. ``holding_ok``: a
+    directory the command writes files into (not replaced as a whole) may hold inputs; the files
+    it writes are checked one by one when written."""
     session = _session.get()
     if session is None:
         return None
@@ -72,7 +74,7 @@ def overlap(output: str | os.PathLike) -> str | None:
     for real, spelled in {**session.files, **session.trees}.items():
         if real == out:
             return f"is the input {spelled}"
-        if _inside(real, out):
+        if _inside(real, out) and not holding_ok:
             return f"contains the input {spelled}"
     for real, spelled in session.trees.items():
         if _inside(out, real):
@@ -80,9 +82,9 @@ def overlap(output: str | os.PathLike) -> str | None:
     return None
 
 
-def refuse_overlap(output: str | os.PathLike, option: str = "-o") -> None:
-    """Raise :class:`OutputError` when ``output`` is, holds, or lies inside an input."""
-    clash = overlap(output)
+def refuse_overlap(output: str | os.PathLike, option: str = "-o", *, holding_ok: bool = False) -> None:
+    """Raise :class:`OutputError` when ``output`` is, holds (unless ``holding_ok``), or lies inside an input."""
+    clash = overlap(output, holding_ok=holding_ok)
     if clash is not None:
         raise OutputError(f"{option}: {os.fspath(output)} {clash}; inputs are never replaced or deleted "
                           "(--force included): choose another output path")

@@ -86,6 +86,12 @@ def quote(value: Any, limit: int = QUOTE_CHARS) -> str:
     return f"{text[:limit]}... ({len(text):,} characters)"
 
 
+def shorten(text: str, limit: int = QUOTE_CHARS) -> str:
+    """``text`` (an exception's message, a path) on one line, cut to ``limit`` characters."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
 def _size_text(n: int) -> str:
     return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n:,} bytes"
 

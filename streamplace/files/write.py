@@ -53,15 +53,17 @@ def check_output_file(path: str | os.PathLike, option: str = "-o", *, document: 
     refuse_overlap(path, option)
 
 
-def check_output_dir(path: str | os.PathLike, option: str = "-o") -> None:
-    """An output directory (replaced as a whole when written): not an input, not holding or lying
-    inside one, not a file, not a symlink (replacing it would replace the link)."""
+def check_output_dir(path: str | os.PathLike, option: str = "-o", *, replaced: bool = True) -> None:
+    """An output directory: not a file, not an input nor inside an input directory; when it is
+    ``replaced`` as a whole, also not holding an input and not a symlink (replacing it would
+    replace the link). A directory files are written into (``replaced=False``) may hold inputs:
+    each file written is checked when it is written."""
     p = Path(path)
-    if p.is_symlink():
+    if replaced and p.is_symlink():
         raise OutputError(f"{option}: {os.fspath(path)} is a symbolic link; give the directory it points to")
     if p.exists() and not p.is_dir():
         raise OutputError(f"{option}: {os.fspath(path)} is a file, expected a directory")
-    refuse_overlap(path, option)
+    refuse_overlap(path, option, holding_ok=not replaced)
 
 
 def _target(path: Path) -> Path:

@@ -30,7 +30,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..files import MAX_DOCUMENT_BYTES, note_input, parse_document, quote, read_document
+from ..files import MAX_DOCUMENT_BYTES, note_input, parse_document, quote, read_document, shorten
 from ..model import Operator, Stream, Topology
 from ..model.specs import topology_from_dict, topology_to_dict
 from .errors import StormError
@@ -77,9 +77,9 @@ class _Source:
             except (OSError, ValueError, http.client.HTTPException) as exc:   # ValueError: a malformed URL
                 if optional:
                     return None
-                raise StormError(f"{quote(where, 200)}: {quote(str(exc), 200)}") from None
+                raise StormError(f"{shorten(where, 200)}: {shorten(exc, 200)}") from None
             if len(data) > MAX_DOCUMENT_BYTES:
-                raise StormError(f"{quote(where, 200)}: the response is longer than {MAX_DOCUMENT_BYTES:,} bytes")
+                raise StormError(f"{shorten(where, 200)}: the response is longer than {MAX_DOCUMENT_BYTES:,} bytes")
             doc = parse_document(data, where, "json")
         else:
             file = Path(self.where) / (f"{name}.json" if component is None else f"component-{component}.json")
