@@ -42,12 +42,11 @@ def _number(v, where, fail):
 
 def _integer(v, where, fail):
     if isinstance(v, bool) or not isinstance(v, int):
-        if isinstance(v, float) and v.is_integer():
-            return int(v)
-        fail(where, f"must be an integer, got {quote(v)}")
+        if not (isinstance(v, float) and v.is_integer()):
+            fail(where, f"must be an integer, got {quote(v)}")
     if abs(v) > MAX_NUMBER:
         fail(where, f"must be at most {MAX_NUMBER:g} in size, got {quote(v)}")
-    return v
+    return int(v)
 
 
 def _string(v, where, fail):
