@@ -1,4 +1,4 @@
-"""``streamplace demo``: the main job on the embedded default (the README, the README's ``make demo``).
+"""``streamplace demo``: the main job on the embedded default (``make demo``; docs/demo.md).
 
 Steps, each with a progress bar and its wall time (``run.json``):
 

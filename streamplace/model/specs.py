@@ -4,7 +4,7 @@ Files are read and written through :mod:`streamplace.files` (size limits, strict
 atomic writes that never replace an input). Every problem is raised as
 :class:`SpecError` carrying the file, the field path (``operators[2].parallelism``) and the
 problem, so the CLI can print the one line ``streamplace: FILE: FIELD: problem``. Sizes are
-checked before anything large is allocated (the README's "Exit codes, errors and safety").
+checked before anything large is allocated (docs/safety.md).
 """
 
 from __future__ import annotations

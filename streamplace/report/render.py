@@ -1,4 +1,4 @@
-"""Tables, PNG plots and a self-contained HTML page from result records (the README, 2, 7).
+"""Tables, PNG plots and a self-contained HTML page from result records (docs/cli.md, "Tables and marks"; docs/demo.md).
 
 Input: flat records as made by :func:`streamplace.evaluate.records.result_record` plus context
 keys (``workload``, ``cluster``, ``layout``, ``n_tasks``, ``seed`` ...). Values may be ``None``
@@ -22,7 +22,7 @@ keys (``workload``, ``cluster``, ``layout``, ``n_tasks``, ``seed`` ...). Values 
 * :func:`summary_table` / :func:`pivot_table` build a :class:`ReportTable` that renders to a Rich
   table (terminal) or HTML; :func:`html_report` writes one HTML file with the figures embedded as
   base64 PNG and no external resource, so it opens offline. Every file is written to a temporary
-  name and renamed (the README's "Exit codes, errors and safety").
+  name and renamed (docs/safety.md).
 * The standard page of the main job and the sweeps is :func:`streamplace.report.page.write_report`.
 """
 
