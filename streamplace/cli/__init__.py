@@ -101,7 +101,7 @@ def main(argv=None) -> None:
     except Exception as exc:  # internal error: one line unless --debug
         line = _input_error(exc)
         if line is not None and not debug:
-            click.echo(f"streamplace: {line}", err=True)
+            click.echo(f"streamplace: {_one_line(line)}", err=True)
             sys.exit(2)
         if debug:
             raise

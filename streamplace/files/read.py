@@ -96,10 +96,12 @@ def _size_text(n: int) -> str:
     return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n:,} bytes"
 
 
-def read_bytes(path: str | os.PathLike, *, limit: int = MAX_DOCUMENT_BYTES, what: str = "file") -> bytes:
+def read_bytes(path: str | os.PathLike, *, limit: int | None = None, what: str = "file") -> bytes:
     """The bytes of ``path``, refused (:class:`SpecError`) when it is missing, a directory, or
-    longer than ``limit`` (checked on the size first, then by reading at most ``limit + 1`` bytes,
-    so endless files stop). Records ``path`` as an input of the running command."""
+    longer than ``limit`` (default :data:`MAX_DOCUMENT_BYTES`; checked on the size first, then by
+    reading at most ``limit + 1`` bytes, so endless files stop). Records ``path`` as an input of
+    the running command."""
+    limit = MAX_DOCUMENT_BYTES if limit is None else limit
     p = Path(path)
     if not p.exists():
         raise SpecError(p, "", "file not found")
@@ -212,6 +214,8 @@ class _StrictLoader(_Base):
     def construct_mapping(self, node, deep=False):
         seen = set()
         for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":   # ``<<: *base``: merged keys may be overridden
+                continue
             key = self.construct_object(key_node, deep=True)
             try:
                 duplicate = key in seen
@@ -307,11 +311,12 @@ def check_finite(doc: Any, source, where: str = "") -> None:
 
 
 def check_total_size(paths: Iterable[str | os.PathLike], source: str | os.PathLike, *, what: str,
-                     limit: int = MAX_RECORD_BYTES, in_memory: str | None = None) -> int:
+                     limit: int | None = None, in_memory: str | None = None) -> int:
     """The total size of the record files ``paths`` (read in bulk by Spark, pyarrow or pandas),
     refused when it exceeds ``limit`` bytes or, for a reader that holds them in memory
     (``in_memory``: ``"json"`` or ``"parquet"``), when their parsed size would not fit the memory
     limit; each file is recorded as an input. Returns the total."""
+    limit = MAX_RECORD_BYTES if limit is None else limit
     total = 0
     for p in paths:
         guard.note_input(p)

@@ -257,8 +257,6 @@ def placement_from_dict(doc: Any, topo: Topology, cluster: Cluster, path: str | 
             t = topo.task_id(label)
         except KeyError:
             fail(where, f"unknown task {quote(label)} (labels are op[i] with op an operator of {topo.name!r})")
-        if node[t] >= 0:
-            fail(where, f"task {topo.task_labels[t]} is placed twice")
         if name not in cluster.index:
             fail(f"{where}.node", f"unknown node {quote(name)}")
         node[t] = cluster.index[name]
