@@ -150,10 +150,25 @@ def stream_flows(topo: Topology, block=stream_block) -> tuple[np.ndarray, list]:
             if s.pair_rate is not None:
                 rate = np.full(src.shape[0], float(s.pair_rate))
             else:
-                rate = op.selectivity * in_rate[src] * share
-            np.add.at(in_rate, dst, rate)
+                with np.errstate(over="ignore", invalid="ignore"):
+                    rate = op.selectivity * in_rate[src] * share
+            _check_finite(topo, s, rate)
+            with np.errstate(over="ignore"):
+                np.add.at(in_rate, dst, rate)
             flows.append((s, src, dst, rate))
     return in_rate, flows
+
+
+def _check_finite(topo: Topology, stream, rate: np.ndarray, what: str = "tuples") -> None:
+    """Refuse a stream whose rate is not a finite number: source rates and selectivities (each at
+    most 10^12) multiplied along a long job can pass what a double holds, and every metric of
+    the job would be NaN or Infinity."""
+    with np.errstate(over="ignore"):
+        finite = np.all(np.isfinite(rate))
+    if not finite:
+        raise TopologyError(f"streams[{topo.streams.index(stream)}]",
+                            f"the {what} rate of {stream.src} -> {stream.dst} exceeds the largest number a double holds "
+                            "(source rates x selectivities multiplied along the job)")
 
 
 def build_task_graph(topo: Topology, *, weight: str = "tuples") -> TaskGraph:
@@ -171,7 +186,11 @@ def build_task_graph(topo: Topology, *, weight: str = "tuples") -> TaskGraph:
         unit = {op.name: op.tuple_bytes if weight == "bytes" else 1.0 for op in topo.operators}
         src = np.concatenate([f[1] for f in flows])
         dst = np.concatenate([f[2] for f in flows])
-        rate = np.concatenate([r * unit[s.src] for s, _, _, r in flows])
+        with np.errstate(over="ignore"):
+            weighted = [r * unit[s.src] for s, _, _, r in flows]
+        for (s, *_), r in zip(flows, weighted):
+            _check_finite(topo, s, r, weight)
+        rate = np.concatenate(weighted)
     else:
         src = dst = np.zeros(0, dtype=np.int64)
         rate = np.zeros(0)

