@@ -136,9 +136,13 @@ def workload_app(name, n_records, seed, fmt, out_dir):
     """An application workload: DIR/topology.yaml, DIR/cluster.yaml and generated DIR/records.<format>."""
     app = sp.application(name)
     out = Path(out_dir)
+    try:
+        frame = app.records(n_records or app.default_records, seed)   # estimated first: nothing written if refused
+    except ValueError as exc:
+        raise UserError(f"--records: {exc}") from None
     writes.write(sp.topology_to_dict(app.topology), out / "topology.yaml")
     writes.write(sp.cluster_to_dict(app.cluster()), out / "cluster.yaml")
-    records = writes.write_records(app.generate(n_records or app.default_records, seed), out / f"records.{fmt}")
+    records = writes.write_records(frame, out / f"records.{fmt}")
     err_console.print(f"wrote {out}: topology ({app.topology.n_tasks} tasks), cluster, {records.name} (time column "
                       f"{app.time_column!r}); next: streamplace traffic --app {name} --topology {out / 'topology.yaml'} "
                       f"--records {records} -o {out / 'monitoring'}")

@@ -243,7 +243,7 @@ def _generate(names: tuple[str, ...], n_records: int | None, out_dir: Path, step
         app = application(name)
         write_document(topology_to_dict(app.topology), out_dir / "apps" / name / "topology.yaml")
         count = n_records or app.default_records
-        records[name] = write_records(app.generate(count, 0), out_dir / "apps" / name / "records.parquet")
+        records[name] = write_records(app.records(count, 0), out_dir / "apps" / name / "records.parquet")
         run.applications[name] = {"records": count, "tasks": app.topology.n_tasks, "description": app.description}
         steps.advance()
     steps.done(", ".join(f"{n} {run.applications[n]['records']:,} records" for n in names))

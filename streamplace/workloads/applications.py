@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from ..model import Cluster, Operator, Stream, Topology
+from ..memory import RECORD_BYTES, over_limit
 from ..model.specs import atomic_write_bytes, atomic_write_text
 
 T0 = 1_357_000_000.0  # 2012-12-31T00:26:40Z: epoch seconds where generated data starts
@@ -77,6 +78,14 @@ class Application:
     time_column: str
     generate: Callable[..., pd.DataFrame] = field(repr=False)
     default_records: int = 100_000
+
+    def records(self, n: int, seed: int = 0) -> pd.DataFrame:
+        """``n`` generated records, refused (``ValueError`` with the estimate) when they would not
+        fit the memory limit (:data:`streamplace.memory.RECORD_BYTES` per record)."""
+        refusal = over_limit(RECORD_BYTES * int(n), f"{int(n):,} records of {self.name}")
+        if refusal:
+            raise ValueError(refusal)
+        return self.generate(n, seed)
 
     def cluster(self) -> Cluster:
         """A heterogeneous cluster for the application: nodes of capacity 8, 4 and 2, room for every task + 25 %."""

@@ -191,3 +191,10 @@ def test_an_empty_scheduler_list_is_refused(cli, small):
     topo, cluster = small
     code, _, err = cli(["compare", topo, cluster, "--schedulers", " , "])
     assert code == 2 and "--schedulers: names no scheduler" in _one_line(err)
+
+
+def test_generated_records_are_estimated_before_they_are_made(cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("STREAMPLACE_MEMORY_LIMIT", "100M")   # 10^6 records x 1,000 B: about 0.9 GiB
+    code, _, err = cli(["workload", "app", "--name", "page-view", "--records", "1000000", "-o", tmp_path / "app"])
+    assert code == 2 and "--records: 1,000,000 records of page-view need about 0.9 GiB" in _one_line(err)
+    assert not (tmp_path / "app").exists()
