@@ -137,7 +137,7 @@ def export_placement(placement: str | os.PathLike, to: str, problem: Problem | N
                         heron_container_nodes(targets))
     if to == "flink":
         return Exported(flink_job_hints(targets, topo), {})
-    raise InputError(f"--to: expected heron or flink, got {to!r}")
+    raise InputError(f"--to: expected heron or flink, got {quote(to)}")
 
 
 def storm_plan(problem: Problem, placement: str | os.PathLike) -> tuple[str, dict]:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
+from .files import quote
 from .model import Topology
 from .model.specs import placement_targets
 
@@ -40,7 +41,7 @@ MB = 1 << 20
 def _label(label: str) -> tuple[str, int]:
     match = re.fullmatch(r"(.+)\[(0|[1-9][0-9]*)\]", label)
     if not match:
-        raise ValueError(f"{label!r} is not a task label op[i]")
+        raise ValueError(f"{quote(label)} is not a task label op[i]")
     return match.group(1), int(match.group(2))
 
 

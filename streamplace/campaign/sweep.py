@@ -138,21 +138,21 @@ class _Grid:
               float: isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value),
               str: isinstance(value, str)}[arg.kind]
         if not ok:
-            self.fail(where, f"must be {'a' if arg.kind is not int else 'an'} {arg.kind.__name__}, got {value!r}")
+            self.fail(where, f"must be {'a' if arg.kind is not int else 'an'} {arg.kind.__name__}, got {quote(value)}")
         if arg.choices and value not in arg.choices:
-            self.fail(where, f"unknown value {value!r} (expected one of {', '.join(map(str, arg.choices))})")
+            self.fail(where, f"unknown value {quote(value)} (expected one of {', '.join(map(str, arg.choices))})")
         return float(value) if arg.kind is float else value
 
     def single(self, item, where: str, what: str) -> tuple[str, Any]:
         if not isinstance(item, dict) or len(item) != 1:
-            self.fail(where, f"expected {what}, got {item!r}")
+            self.fail(where, f"expected {what}, got {quote(item)}")
         return next(iter(item.items()))
 
     def expand_args(self, gen: Generator, raw, where: str) -> list[dict]:
         """Every combination of ``raw``'s argument values, defaults filled in."""
         raw = {} if raw is None else raw
         if not isinstance(raw, dict):
-            self.fail(where, f"arguments must be a mapping, got {raw!r}")
+            self.fail(where, f"arguments must be a mapping, got {quote(raw)}")
         for key in raw:
             if key not in gen.args:
                 self.fail(f"{where}.{key}", f"unknown argument (expected {', '.join(gen.args)})")
@@ -170,7 +170,7 @@ class _Grid:
 
     def file(self, value, where: str) -> Path:
         if not isinstance(value, str) or not value:
-            self.fail(where, f"expected a file path, got {value!r}")
+            self.fail(where, f"expected a file path, got {quote(value)}")
         path = Path(value)
         return path if path.is_absolute() else self.path.parent / path
 
@@ -203,7 +203,7 @@ class _Grid:
                     continue
                 path = self.file(item, where)
                 if not path.exists():
-                    self.fail(where, f"no cluster preset {item!r} (presets: {', '.join(PRESETS)}) and no file {path}")
+                    self.fail(where, f"no cluster preset {quote(item)} (presets: {', '.join(PRESETS)}) and no file {path}")
                 out.append((item, {"file": str(path), "document": cluster_to_dict(load_cluster(path))}))
                 continue
             name, raw = self.single(item, where, "a preset, a cluster file, capacities or one generator "
@@ -220,7 +220,7 @@ class _Grid:
 
     def capacities(self, spec, where: str) -> tuple[str, dict]:
         if not isinstance(spec, dict) or not spec:
-            self.fail(where, f"expected a mapping capacity -> node count, e.g. {{6: 3, 4: 3}}, got {spec!r}")
+            self.fail(where, f"expected a mapping capacity -> node count, e.g. {{6: 3, 4: 3}}, got {quote(spec)}")
         caps = {}
         for cap, count in spec.items():
             try:
@@ -230,7 +230,7 @@ class _Grid:
             if not (math.isfinite(value) and value > 0):
                 self.fail(f"{where}.{cap}", "a capacity must be a number > 0")
             if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-                self.fail(f"{where}.{cap}", f"node count must be an integer >= 1, got {count!r}")
+                self.fail(f"{where}.{cap}", f"node count must be an integer >= 1, got {quote(count)}")
             caps[f"{value:g}"] = count
         return capacities_label(caps), {"capacities": caps}
 
@@ -257,7 +257,7 @@ class _Grid:
                 self.fail(where, f"unknown scheduler (available: {', '.join(available())})")
             params = {} if params is None else params
             if not isinstance(params, dict):
-                self.fail(where, f"parameters must be a mapping parameter -> value or list of values, got {params!r}")
+                self.fail(where, f"parameters must be a mapping parameter -> value or list of values, got {quote(params)}")
             if "seed" in params:
                 self.fail(f"{where}.seed", "seeds are set for the whole grid by the top-level seeds")
             keys = list(params)
@@ -274,7 +274,7 @@ class _Grid:
         value = doc.get("time_limit")
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
                                   or not 0 <= value <= MAX_TIME_LIMIT):
-            self.fail("time_limit", f"must be a number of seconds between 0 and {MAX_TIME_LIMIT:g}, got {value!r}")
+            self.fail("time_limit", f"must be a number of seconds between 0 and {MAX_TIME_LIMIT:g}, got {quote(value)}")
         return value
 
     def seeds(self, doc) -> list[int]:
@@ -289,7 +289,7 @@ class _Grid:
             self.fail(key, "required")
         value = doc[key]
         if not isinstance(value, list) or not value:
-            self.fail(key, f"must be a non-empty list, got {value!r}")
+            self.fail(key, f"must be a non-empty list, got {quote(value)}")
         return value
 
 

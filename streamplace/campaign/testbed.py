@@ -40,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..files import quote
 from ..fit.cases import predicted_figures, with_model
 from ..fit.scores import repeat_tau
 from ..model.performance import CostModel
@@ -129,7 +130,7 @@ def experiments(names: Sequence[str] | None = None) -> list[runtime.Scenario]:
         - {f"{s.topology.name}@{s.cluster}" for s in chosen}
     if unknown:
         known = ", ".join(f"{s.topology.name}@{s.cluster}" for s in papers + calibration)
-        raise ValueError(f"unknown experiment {sorted(unknown)[0]!r} (known: {known})")
+        raise ValueError(f"unknown experiment {quote(sorted(unknown)[0])} (known: {known})")
     return chosen
 
 

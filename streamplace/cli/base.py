@@ -130,7 +130,7 @@ def cli(ctx, debug, memory_limit):
         try:
             sp.parse_size(memory_limit)
         except ValueError:
-            raise click.BadParameter(f"expected a size such as 12G, got {memory_limit!r}", param_hint="--memory-limit") from None
+            raise click.BadParameter(f"expected a size such as 12G, got {sp.quote(memory_limit)}", param_hint="--memory-limit") from None
         os.environ[sp.MEMORY_LIMIT_ENV] = memory_limit
     sp.memory_limit()   # a bad $STREAMPLACE_MEMORY_LIMIT is refused here, before any work
 

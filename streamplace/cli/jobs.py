@@ -27,7 +27,7 @@ def _seconds(value: str | None, option: str) -> float | None:
     try:
         stamp = datetime.fromisoformat(value)
     except ValueError:
-        raise UserError(f"{option}: expected epoch seconds or an ISO-8601 timestamp, got {value!r}") from None
+        raise UserError(f"{option}: expected epoch seconds or an ISO-8601 timestamp, got {sp.quote(value)}") from None
     return (stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)).timestamp()
 
 

@@ -80,6 +80,7 @@ from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ..files import quote
 from ..model.performance import CostModel
 from ..evaluate.records import ResultRecord, own_job, records_to_csv
 from ..model import Cluster, Problem, Topology
@@ -132,7 +133,7 @@ def measured_cpu_per_tuple(topology: Topology, loads: pd.DataFrame) -> dict[str,
     executed = np.bincount(op, weights=loads["executed_per_s"].to_numpy(float), minlength=n_ops)
     idle = [o.name for o, e in zip(topology.operators, executed) if not e > 0]
     if idle:
-        raise ValueError(f"operator {idle[0]!r} executed no tuple in the profile")
+        raise ValueError(f"operator {quote(idle[0])} executed no tuple in the profile")
     return {o.name: float(c / e) for o, c, e in zip(topology.operators, cpu, executed)}
 
 

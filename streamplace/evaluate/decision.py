@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..files import quote
 from .records import ResultRecord
 
 OBJECTIVES = ("throughput", "traffic", "latency")
@@ -67,7 +68,7 @@ def _key(record: dict, objective: str) -> tuple:
 def recommend(records: list[Record], objective: str = "throughput") -> Decision:
     """The record to use under ``objective`` (module docstring), with the reason in words."""
     if objective not in OBJECTIVES:
-        raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
+        raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {quote(objective)}")
     candidates = [i for i, r in enumerate(records) if eligible(r)]
     if not candidates:
         return Decision(None, "no placement respects every node's capacity")

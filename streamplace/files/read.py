@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import reprlib
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -73,14 +74,18 @@ class SpecError(ValueError):
         super().__init__(f"{self.file}: {field_path}: {problem}" if field_path else f"{self.file}: {problem}")
 
 
+_REPR = reprlib.Repr()   # Python 3.11 takes no keyword arguments here
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxlong, _REPR.maxother = 2, QUOTE_CHARS, 40, QUOTE_CHARS
+_REPR.maxtuple = _REPR.maxlist = _REPR.maxarray = _REPR.maxdict = _REPR.maxset = _REPR.maxfrozenset = _REPR.maxdeque = 4
+
+
 def quote(value: Any, limit: int = QUOTE_CHARS) -> str:
-    """``repr(value)`` cut to ``limit`` characters (``...`` and the full length when cut): what
-    every error message shows of a user's value. Containers are never rendered whole: a shared
-    (aliased) structure may be huge when printed."""
-    if isinstance(value, (dict, list, tuple, set)):
-        text = f"<{type(value).__name__} of {len(value)} items>"
-    else:
-        text = repr(value)
+    """What every error message shows of a user's value: ``repr(value)`` for a scalar, cut to
+    ``limit`` characters (``...`` and the full length when cut); a container through
+    :mod:`reprlib` (a few items, two levels), so a shared (aliased) structure never prints whole."""
+    if isinstance(value, (dict, list, tuple, set, frozenset)):
+        return _REPR.repr(value)
+    text = repr(value)
     if len(text) <= limit:
         return text
     return f"{text[:limit]}... ({len(text):,} characters)"

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..files import quote
 from ..model import Problem
 from ..model.performance import CostModel, load_cost_model
 from ..model.specs import SpecError, read_document
@@ -81,7 +82,7 @@ def fit_model(data: Split, start: CostModel, *, method: str, params: Sequence[st
     training and validation experiments, the rounded model's scores on both sets, the analytic
     (``start``) model's on the validation set, and the fit's own facts."""
     if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {quote(method)}")
     if fitted is None:
         fitted = fit_by_cpu(data.train, start, params, cap=cap) if method == "cpu" else fit(data.train, start, params)
     model, info = fitted

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..files import quote
 from ..model.performance import CostModel, cpu_per_tuple, routed_flows, stream_hops, worker_connections
 from .cases import Case, predictions
 
@@ -75,7 +76,7 @@ def fit_cpu(cases: Sequence[Case], start: CostModel, params: Sequence[str] = FIT
     from scipy.optimize import nnls
     unknown = sorted(set(params) - set(FITTED))
     if unknown:
-        raise ValueError(f"the node-CPU fit chooses among {', '.join(FITTED)}; not {unknown[0]!r}")
+        raise ValueError(f"the node-CPU fit chooses among {', '.join(FITTED)}; not {quote(unknown[0])}")
     cols = [FITTED.index(p) for p in params]
     held = np.array([0.0 if p in params else getattr(start, p) for p in FITTED])
     rows, ys = [], []

@@ -3,6 +3,8 @@ the field rules topologies and clusters share."""
 
 import math
 
+from ..files import quote
+
 
 class FieldError(ValueError):
     def __init__(self, field_path: str, problem: str):
@@ -27,7 +29,7 @@ def index_names(items, field: str, kind: str, owner: str, error: type[FieldError
         if not isinstance(item.name, str) or not item.name:
             raise error(where, "must be a non-empty string")
         if item.name in seen:
-            raise error(where, f"duplicate {kind} name {item.name!r}")
+            raise error(where, f"duplicate {kind} name {quote(item.name)}")
         seen[item.name] = i
     return seen
 

@@ -14,6 +14,7 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
+from ..files import quote
 from ..memory import over_limit, problem_bytes
 from .topology import Stream, Topology, TopologyError
 
@@ -180,7 +181,7 @@ def build_task_graph(topo: Topology, *, weight: str = "tuples") -> TaskGraph:
     each stream's rate by the sender's ``tuple_bytes``.
     """
     if weight not in ("tuples", "bytes"):
-        raise ValueError(f"weight must be 'tuples' or 'bytes', got {weight!r}")
+        raise ValueError(f"weight must be 'tuples' or 'bytes', got {quote(weight)}")
     in_rate, flows = stream_flows(topo)
     if flows:
         unit = {op.name: op.tuple_bytes if weight == "bytes" else 1.0 for op in topo.operators}

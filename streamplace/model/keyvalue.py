@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from ..files import quote
 from .errors import InputError
 
 TRUE, FALSE = "true", "false"
@@ -32,7 +33,7 @@ def parse_pairs(pairs: Iterable[str], option: str = "--param") -> dict[str, str]
     for pair in pairs:
         split = split_pair(pair)
         if split is None:
-            raise InputError(f"{option}: expected key=value, got {pair!r}")
+            raise InputError(f"{option}: expected key=value, got {quote(pair)}")
         params[split[0]] = split[1]
     return params
 
@@ -43,7 +44,7 @@ def per_scheduler(params: dict[str, str], names: Sequence[str]) -> dict[str, dic
     for key, value in params.items():
         sched, dot, param = key.partition(".")
         if not dot or sched not in out:
-            raise InputError(f"--param: expected SCHEDULER.KEY=VALUE with SCHEDULER one of {', '.join(names)}, got {key!r}")
+            raise InputError(f"--param: expected SCHEDULER.KEY=VALUE with SCHEDULER one of {', '.join(names)}, got {quote(key)}")
         out[sched][param] = value
     return out
 
@@ -53,4 +54,4 @@ def parse_bool(text: str) -> bool:
     word = text.strip().lower()
     if word in (TRUE, FALSE):
         return word == TRUE
-    raise ValueError(f"expected {TRUE} or {FALSE}, got {text!r}")
+    raise ValueError(f"expected {TRUE} or {FALSE}, got {quote(text)}")

@@ -50,6 +50,7 @@ from typing import Mapping
 
 import numpy as np
 
+from ..files import quote
 from .cluster import Cluster
 from .graph import stream_block, stream_flows
 from .placement import Placement
@@ -132,7 +133,7 @@ class CostModel:
             raise ValueError(f"CostModel.latency_load must be in (0, 1), got {self.latency_load}")
         for machine_type, speed in self.machine_speed.items():
             if not np.isfinite(speed) or speed <= 0:
-                raise ValueError(f"CostModel.machine_speed[{machine_type!r}] must be a finite number > 0, got {speed}")
+                raise ValueError(f"CostModel.machine_speed[{quote(machine_type)}] must be a finite number > 0, got {speed}")
         object.__setattr__(self, "machine_speed", MappingProxyType(dict(self.machine_speed)))
 
     def speeds(self, cluster: Cluster) -> np.ndarray:
@@ -153,7 +154,7 @@ def _number(value, path, field_path: str) -> float:
         except ValueError:
             pass
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise SpecError(path, field_path, f"must be a number, got {value!r}")
+        raise SpecError(path, field_path, f"must be a number, got {quote(value)}")
     return float(value)
 
 
@@ -277,7 +278,7 @@ def cpu_per_tuple(topology: Topology, cluster: Cluster, model: CostModel) -> np.
         elif isinstance(c, Mapping):
             missing = sorted(set(types) - set(c))
             if missing:
-                raise ValueError(f"operator {op.name!r}: cpu_per_tuple has no entry for machine type {missing[0]!r}")
+                raise ValueError(f"operator {quote(op.name)}: cpu_per_tuple has no entry for machine type {quote(missing[0])}")
             table[i] = np.array([c[t] for t in types], dtype=float) * speeds
         else:
             table[i] = c

@@ -39,6 +39,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..files import quote
 from .cluster import Cluster, Node
 from .specs import SpecError, _failer, _integer, _number, _record, _string, read_document
 from .topology import Topology
@@ -93,7 +94,7 @@ class Profiling:
             row = self.row_of(op.name)
             if row not in self.e:
                 where = f"operators.{op.name}" if op.name in self.operators else "e"
-                raise SpecError(self.source, where, f"no e row {row!r} for operator {op.name!r} of topology {topology.name!r}")
+                raise SpecError(self.source, where, f"no e row {quote(row)} for operator {quote(op.name)} of topology {quote(topology.name)}")
 
     def cluster(self, name: str = "profiling", *, capacity: float = 100.0) -> Cluster:
         """One node per machine from the types' counts, named ``<type>-NN``, one worker slot each."""
@@ -129,7 +130,7 @@ def profiling_from_dict(doc: Any, path: str | os.PathLike = "<profiling>") -> Pr
         if rec.get("max_tasks", 1) < 1:
             fail(f"{where}.max_tasks", f"must be >= 1, got {rec['max_tasks']}")
         if any(t.name == rec["name"] for t in types):
-            fail(f"{where}.name", f"duplicate machine type {rec['name']!r}")
+            fail(f"{where}.name", f"duplicate machine type {quote(rec['name'])}")
         types.append(MachineType(**rec))
     names = [t.name for t in types]
     e = _table(doc.get("e"), "e", names, fail, positive=True, complete=True)
@@ -138,7 +139,7 @@ def profiling_from_dict(doc: Any, path: str | os.PathLike = "<profiling>") -> Pr
     met = _table(doc.get("MET") or {}, "MET", names, fail, positive=False, complete=False)
     for row in met:
         if row not in e:
-            fail(f"MET.{row}", f"no e row {row!r} for this MET row")
+            fail(f"MET.{row}", f"no e row {quote(row)} for this MET row")
     met_default = _number(doc.get("met_default", DEFAULT_MET), "met_default", fail)
     r0 = _number(doc.get("R0", DEFAULT_R0), "R0", fail)
     if r0 <= 0:
@@ -149,7 +150,7 @@ def profiling_from_dict(doc: Any, path: str | os.PathLike = "<profiling>") -> Pr
     operators = {_string(k, f"operators.{k}", fail): _string(v, f"operators.{k}", fail) for k, v in operators.items()}
     for op, row in operators.items():
         if row not in e:
-            fail(f"operators.{op}", f"unknown e row {row!r} (rows: {', '.join(e)})")
+            fail(f"operators.{op}", f"unknown e row {quote(row)} (rows: {', '.join(e)})")
     prof = Profiling(machine_types=tuple(types), e=e, met=met, met_default=met_default, r0=r0,
                      operators=operators, source=str(path))
     for t in types:
@@ -157,7 +158,7 @@ def profiling_from_dict(doc: Any, path: str | os.PathLike = "<profiling>") -> Pr
             for row in e:
                 if prof.met_of(row, t.name) == 0:
                     where = f"MET.{row}.{t.name}" if t.name in met.get(row, {}) else "met_default"
-                    fail(where, f"MET 0 on machine type {t.name!r} needs max_tasks on that type "
+                    fail(where, f"MET 0 on machine type {quote(t.name)} needs max_tasks on that type "
                                 "(else instances could be added forever)")
     return prof
 
@@ -177,11 +178,11 @@ def _table(value, key, names, fail, *, positive: bool, complete: bool) -> dict[s
                 fail(f"{where}.{mtype}", f"unknown machine type (declared: {', '.join(names)})")
             out[mtype] = _number(v, f"{where}.{mtype}", fail)
             if positive and out[mtype] <= 0:
-                fail(f"{where}.{mtype}", f"must be > 0, got {v!r}")
+                fail(f"{where}.{mtype}", f"must be > 0, got {quote(v)}")
         if complete:
             for mtype in names:
                 if mtype not in out:
-                    fail(where, f"missing machine type {mtype!r}")
+                    fail(where, f"missing machine type {quote(mtype)}")
         table[row] = out
     return table
 
@@ -220,14 +221,14 @@ def derive_profiling(topology: Topology, cluster: Cluster, *, met_default: float
     for op in topology.operators:
         cpu = op.cpu_per_tuple
         if cpu is None:
-            raise ValueError(f"operator {op.name!r} has no cpu_per_tuple "
+            raise ValueError(f"operator {quote(op.name)} has no cpu_per_tuple "
                              "(give a profiling spec or cpu_per_tuple on every operator)")
         row = {t: (cpu.get(t) if isinstance(cpu, dict) else cpu) for t in counts}
         missing = [t for t, v in row.items() if v is None]
         if missing:
-            raise ValueError(f"operator {op.name!r}: cpu_per_tuple has no value for machine type {missing[0]!r}")
+            raise ValueError(f"operator {quote(op.name)}: cpu_per_tuple has no value for machine type {quote(missing[0])}")
         if min(row.values()) <= 0:
-            raise ValueError(f"operator {op.name!r}: cpu_per_tuple must be > 0")
+            raise ValueError(f"operator {quote(op.name)}: cpu_per_tuple must be > 0")
         e[op.name] = row
     if met_default <= 0:
         raise ValueError("met_default must be > 0 when the profiling is derived (no max_tasks)")

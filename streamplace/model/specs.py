@@ -260,7 +260,7 @@ def placement_from_dict(doc: Any, topo: Topology, cluster: Cluster, path: str | 
         try:
             t = topo.task_id(label)
         except KeyError:
-            fail(where, f"unknown task {quote(label)} (labels are op[i] with op an operator of {topo.name!r})")
+            fail(where, f"unknown task {quote(label)} (labels are op[i] with op an operator of {quote(topo.name)})")
         if name not in cluster.index:
             fail(f"{where}.node", f"unknown node {quote(name)}")
         node[t] = cluster.index[name]

@@ -13,6 +13,7 @@ from functools import cached_property
 
 import numpy as np
 
+from ..files import quote
 from .errors import FieldError, check_non_negative, index_names
 from ..memory import describe_limit, memory_limit
 
@@ -97,7 +98,7 @@ class Topology:
             if op.parallelism < 1:
                 raise TopologyError(f"{where}.parallelism", f"must be >= 1, got {op.parallelism}")
             if op.role not in ROLES:
-                raise TopologyError(f"{where}.role", f"unknown role {op.role!r} (expected one of {', '.join(ROLES)})")
+                raise TopologyError(f"{where}.role", f"unknown role {quote(op.role)} (expected one of {', '.join(ROLES)})")
             check_non_negative(op, ("selectivity", "tuple_bytes", "memory_mb", "cpu_demand", "load", "source_rate"), where,
                                TopologyError)
         pairs = set()
@@ -107,18 +108,18 @@ class Topology:
                 name = getattr(s, end)
                 if name not in seen:
                     label = "from" if end == "src" else "to"
-                    raise TopologyError(f"{where}.{label}", f"unknown operator {name!r}")
+                    raise TopologyError(f"{where}.{label}", f"unknown operator {quote(name)}")
             if s.src == s.dst:
-                raise TopologyError(f"{where}", f"self-loop on operator {s.src!r}")
+                raise TopologyError(f"{where}", f"self-loop on operator {quote(s.src)}")
             if (s.src, s.dst) in pairs:
-                raise TopologyError(f"{where}", f"duplicate stream {s.src!r} -> {s.dst!r}")
+                raise TopologyError(f"{where}", f"duplicate stream {quote(s.src)} -> {quote(s.dst)}")
             pairs.add((s.src, s.dst))
             if s.grouping not in GROUPINGS:
-                raise TopologyError(f"{where}.grouping", f"unknown grouping {s.grouping!r} (expected one of {', '.join(GROUPINGS)})")
+                raise TopologyError(f"{where}.grouping", f"unknown grouping {quote(s.grouping)} (expected one of {', '.join(GROUPINGS)})")
             if s.pair_rate is not None and (not np.isfinite(s.pair_rate) or s.pair_rate < 0):
                 raise TopologyError(f"{where}.pair_rate", f"must be a finite number >= 0, got {s.pair_rate}")
             if s.key_distribution not in KEY_DISTRIBUTIONS:
-                raise TopologyError(f"{where}.key_distribution", f"unknown distribution {s.key_distribution!r} (expected one of {', '.join(KEY_DISTRIBUTIONS)})")
+                raise TopologyError(f"{where}.key_distribution", f"unknown distribution {quote(s.key_distribution)} (expected one of {', '.join(KEY_DISTRIBUTIONS)})")
             if s.num_keys < 1:
                 raise TopologyError(f"{where}.num_keys", f"must be >= 1, got {s.num_keys}")
             if s.num_keys > MAX_KEYS:

@@ -61,6 +61,7 @@ import numpy as np
 import pymetis
 import scipy.sparse as sp
 
+from ..files import quote
 from ..interrupt import in_child
 from ..model.errors import Notice
 
@@ -202,7 +203,7 @@ def kway_partition(weights: sp.spmatrix, vweights, k: int, *, targets=None, imba
     ``volume`` (communication volume).
     """
     if objective not in OBJECTIVES:
-        raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
+        raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {quote(objective)}")
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
     if not imbalance >= 1.0:

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..files import quote
 from ..model import TaskGraph, Topology
 from ..files import SpecError, check_total_size, note_input, read_document
 
@@ -62,7 +63,7 @@ def input_format(path: Path, fmt: str | None = None) -> str:
     """``jsonl``, ``csv`` or ``parquet``: ``fmt`` if given, else from the extension."""
     if fmt:
         if fmt not in FORMATS:
-            raise SpecError(path, "", f"unknown format {fmt!r} (expected one of {', '.join(FORMATS)})")
+            raise SpecError(path, "", f"unknown format {quote(fmt)} (expected one of {', '.join(FORMATS)})")
         return fmt
     candidates = [path] + (sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [])
     for candidate in candidates:
@@ -172,7 +173,7 @@ def _task_ids(frame, column: str, topology: Topology, path: Path) -> np.ndarray:
     out = np.fromiter((ids.get(lab, -1) for lab in labels), dtype=np.int64, count=labels.shape[0])
     bad = np.flatnonzero(out < 0)
     if bad.size:
-        raise SpecError(path, column, f"unknown task {labels[bad[0]]!r}: {bad.size} row(s) name tasks that topology "
+        raise SpecError(path, column, f"unknown task {quote(labels[bad[0]])}: {bad.size} row(s) name tasks that topology "
                                       f"{topology.name!r} does not have (was the profile made for another topology?)")
     return out
 
@@ -205,7 +206,7 @@ def load_profile_graph(profile_dir: str | os.PathLike, topology: Topology, *, we
     summary = read_summary(root)
     weight = weight or summary.get("weight", "tuples")
     if weight not in WEIGHTS:
-        raise SpecError(root / SUMMARY_FILE, "weight", f"must be one of {', '.join(WEIGHTS)}, got {weight!r}")
+        raise SpecError(root / SUMMARY_FILE, "weight", f"must be one of {', '.join(WEIGHTS)}, got {quote(weight)}")
     edges_path = root / EDGES_FILE
     edges = _read_parquet(edges_path, EDGE_COLUMNS)
     src = _task_ids(edges, "src_task", topology, edges_path)

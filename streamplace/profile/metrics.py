@@ -47,6 +47,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from ..files import quote
 from ..interrupt import temporary
 from ..model import Topology
 from ..files import SpecError, atomic_write_text, check_output_dir, dumps_json, replace_dir, stage_dir
@@ -350,7 +351,7 @@ def _check_topology_matches(inp: InputFile, counts: dict, checked: DataFrame, ki
     row = checked.filter((F.col("_file") == str(inp.path)) & (F.col("reason") == "unknown_task")).select(
         "field", *[f"raw_{c}" for c in kind.task_columns]).first()
     field = row["field"]
-    raise SpecError(inp.path, field, f"{unknown} of {counts['rows_read']} rows name tasks that topology {topology.name!r} does not have "
+    raise SpecError(inp.path, field, f"{unknown} of {counts['rows_read']} rows name tasks that topology {quote(topology.name)} does not have "
                                      f"(first {row[f'raw_{field}']!r}; its tasks are {topology.task_labels[0]} .. {topology.task_labels[-1]}): "
                                      "records and topology do not match")
 
@@ -361,7 +362,7 @@ def build_profile(spark: SparkSession, topology: Topology, traffic, load=(), *, 
                   weight: str = "tuples") -> Profile:
     """Validate and aggregate monitoring records; write ``out_dir`` if given (atomically)."""
     if weight not in WEIGHTS:
-        raise ValueError(f"weight must be one of {', '.join(WEIGHTS)}, got {weight!r}")
+        raise ValueError(f"weight must be one of {', '.join(WEIGHTS)}, got {quote(weight)}")
     if half_life is not None and not (half_life > 0 and math.isfinite(half_life)):
         raise ValueError(f"the decay half-life must be a positive number of seconds, got {half_life}")
     if start is not None and end is not None and not start < end:

@@ -11,6 +11,7 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from ..files import quote
 from ..model.errors import InputError
 from ..model.specs import SpecError, load_cluster, load_placement, load_topology
 
@@ -85,7 +86,7 @@ def replay_records(records: str, out_dir: str, *, app: str | None = None, topolo
     if bundled is not None:
         missing = [name for name in bundled.logic if name not in topo.index]
         if missing:
-            raise SpecError(topology, "operators", f"no operator {missing[0]!r}, which application {app!r} needs")
+            raise SpecError(topology, "operators", f"no operator {quote(missing[0])}, which application {quote(app)} needs")
     if (cluster is None) != (placement is None):
         raise InputError("--cluster/--placement: give both or neither")
     placed = load_placement(placement, topo, load_cluster(cluster)) if placement else None

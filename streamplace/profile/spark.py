@@ -42,6 +42,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlparse
 
+from ..files import quote
 from .. import interrupt
 
 MASTER_ENV = "STREAMPLACE_SPARK_MASTER"
@@ -71,7 +72,7 @@ def java_version(env: dict | None = None) -> int:
         raise SparkUnavailable(f"java: cannot run {java}: {exc}") from None
     match = re.search(r'version "(\d+)(?:\.(\d+))?', proc.stderr + proc.stdout)
     if not match:
-        raise SparkUnavailable(f"java: cannot tell the version of {java} (`java -version` printed {(proc.stderr or proc.stdout).strip()[:80]!r})")
+        raise SparkUnavailable(f"java: cannot tell the version of {java} (`java -version` printed {quote((proc.stderr or proc.stdout).strip()[:80])})")
     major = int(match.group(1))
     if major == 1 and match.group(2):  # "1.8.0_292" is Java 8
         major = int(match.group(2))

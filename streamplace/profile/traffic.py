@@ -40,6 +40,7 @@ import numpy as np
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from ..files import quote
 from ..model import Placement, Stream, Topology
 from ..workloads.applications import OperatorLogic, write_records
 from . import LOAD_COLUMNS, TRAFFIC_COLUMNS, InputFile
@@ -117,7 +118,7 @@ def apply_logic(df: DataFrame, logic: OperatorLogic, seed: int, operator: str = 
             df = df.groupBy(TASK, period, *logic.group_by).agg(F.max(TS).alias(TS), F.count(F.lit(1)).alias("n"))
             df = df.withColumn(TID, F.xxhash64(TASK, "_period", *logic.group_by)).drop("_period")
     except AnalysisException as exc:
-        raise ReplayError("records", field_name, f"operator {operator!r} cannot compute {step}: {_spark_message(exc)}") from None
+        raise ReplayError("records", field_name, f"operator {quote(operator)} cannot compute {step}: {_spark_message(exc)}") from None
     if logic.selectivity is not None and logic.selectivity != 1.0:
         whole, frac = int(np.floor(logic.selectivity)), float(logic.selectivity - np.floor(logic.selectivity))
         u = _hash_index(1 << 20, F.lit(seed), F.lit("selectivity"), F.col(TID)) / float(1 << 20)
@@ -156,7 +157,7 @@ def route(df: DataFrame, topology: Topology, index: int, placement: Placement | 
         missing = [k for k in keys if k not in df.columns]
         if missing:
             have = ", ".join(c for c in df.columns if not c.startswith("_"))
-            raise ReplayError("records", missing[0], f"stream {stream.src} -> {stream.dst} groups by field {missing[0]!r}, "
+            raise ReplayError("records", missing[0], f"stream {stream.src} -> {stream.dst} groups by field {quote(missing[0])}, "
                                                      f"which the tuples of {stream.src!r} do not have (they have {have})")
         dst = first + _hash_index(p, *[F.col(f"`{k}`") for k in keys])
     elif stream.grouping == "local_or_shuffle" and placement is not None:

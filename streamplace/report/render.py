@@ -48,6 +48,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import StrMethodFormatter
 from matplotlib.transforms import blended_transform_factory
 
+from ..files import quote
 from .. import __version__
 from ..evaluate.records import own_job
 from ..model.specs import atomic_write_bytes
@@ -208,7 +209,7 @@ def check_keys(records: Sequence[dict], *keys: Facet) -> list[dict]:
         raise ValueError("no records to plot")
     for key in (k for key in keys for k in (key if isinstance(key, tuple) else (key,))):
         if key and not any(key in rec for rec in records):
-            raise ValueError(f"no record has the key {key!r} (keys: {', '.join(sorted(records[0]))})")
+            raise ValueError(f"no record has the key {quote(key)} (keys: {', '.join(sorted(records[0]))})")
     return records
 
 

@@ -29,6 +29,7 @@ import numpy as np
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from ..files import quote
 from ..evaluate.records import records_to_csv
 from ..model.specs import atomic_write_text
 from ..report.render import Section, html_report, summary_table
@@ -121,7 +122,7 @@ def reproduce(papers, out_dir: Path, *, quick: bool = False, time_limit: float =
     against the measured throughput (``statements-testbed.json`` and a report section)."""
     unknown = [p for p in papers if p not in REGISTRY]
     if unknown:
-        raise ValueError(f"unknown paper {unknown[0]!r} (expected one of {', '.join(PAPERS)})")
+        raise ValueError(f"unknown paper {quote(unknown[0])} (expected one of {', '.join(PAPERS)})")
     console = console or Console(stderr=True)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -26,6 +26,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterable
 
+from ..files import quote
 from ..model import performance
 from ..evaluate.records import result_record
 from ..model import Problem
@@ -72,9 +73,9 @@ class Check:
     def __post_init__(self):
         for v in (self.verdict, self.alt_verdict or "not_comparable"):
             if v not in VERDICTS:
-                raise ValueError(f"verdict must be one of {', '.join(VERDICTS)}, got {v!r}")
+                raise ValueError(f"verdict must be one of {', '.join(VERDICTS)}, got {quote(v)}")
         if self.verdict in NEEDS_WHY and not self.why.strip():
-            raise ValueError(f"{self.paper}: {self.claim!r}: a {self.verdict!r} verdict needs a why")
+            raise ValueError(f"{self.paper}: {quote(self.claim)}: a {quote(self.verdict)} verdict needs a why")
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -202,7 +202,7 @@ REGISTRY: dict[str, type[Scheduler]] = {}
 
 def register(cls: type[Scheduler]) -> type[Scheduler]:
     if not cls.name or cls.name in REGISTRY:
-        raise ValueError(f"scheduler name {cls.name!r} missing or already registered")
+        raise ValueError(f"scheduler name {quote(cls.name)} missing or already registered")
     REGISTRY[cls.name] = cls
     return cls
 
@@ -227,7 +227,7 @@ def _convert(value: str, annotation: Any, key: str):
     if type(None) in typing.get_args(annotation) and value.lower() in ("none", "null"):
         return None
     if float in kinds and value.strip().lower().lstrip("+-") in ("nan", "inf", "infinity"):
-        raise ParameterError(f"parameter {key}: must be a finite number, got {value!r}")
+        raise ParameterError(f"parameter {key}: must be a finite number, got {quote(value)}")
     for kind in kinds:
         try:
             if kind is bool:
@@ -236,7 +236,7 @@ def _convert(value: str, annotation: Any, key: str):
                 return kind(value)
         except ValueError:
             continue
-    raise ParameterError(f"parameter {key}: cannot read {value!r} as {' or '.join(getattr(k, '__name__', str(k)) for k in kinds)}")
+    raise ParameterError(f"parameter {key}: cannot read {quote(value)} as {' or '.join(getattr(k, '__name__', str(k)) for k in kinds)}")
 
 
 MAX_SEED = 2**31 - 1   # CP-SAT and METIS take 32-bit seeds
@@ -263,7 +263,7 @@ def make_scheduler(name: str, params: dict[str, Any] | None = None, *, seed: int
     that :attr:`~Scheduler.needs_profiling`) fill in what ``params`` does not set itself.
     """
     if name not in REGISTRY:
-        raise ParameterError(f"unknown scheduler {name!r} (available: {', '.join(available())})")
+        raise ParameterError(f"unknown scheduler {quote(name)} (available: {', '.join(available())})")
     cls = REGISTRY[name]
     params = dict(params or {})
     for key, value, wanted in (("seed", seed, True), (cls.budget_param, time_limit, cls.budget_param is not None),
@@ -275,13 +275,13 @@ def make_scheduler(name: str, params: dict[str, Any] | None = None, *, seed: int
     kwargs = {}
     for key, value in params.items():
         if key not in known:
-            raise ParameterError(f"scheduler {name!r} has no parameter {key!r} (parameters: {', '.join(sorted(known))})")
+            raise ParameterError(f"scheduler {quote(name)} has no parameter {quote(key)} (parameters: {', '.join(sorted(known))})")
         kwargs[key] = _convert(value, hints[key], key) if isinstance(value, str) else value
     _check_ranges(cls, kwargs)
     try:
         return cls(**kwargs)
     except (TypeError, ValueError) as exc:
-        raise ParameterError(f"scheduler {name!r}: {exc}") from None
+        raise ParameterError(f"scheduler {quote(name)}: {exc}") from None
 
 
 def storm_default() -> str:

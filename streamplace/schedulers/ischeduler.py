@@ -70,6 +70,7 @@ from importlib import resources
 import numpy as np
 import scipy.sparse as sp
 
+from ..files import quote
 from ..exact import cut_weight, greedy_placement, solve_min_inter_node
 from ..model import Placement, Problem
 from ..model.placement import capacity_slack
@@ -235,7 +236,7 @@ class IScheduler(Scheduler):
         if not math.isfinite(self.theta) or self.theta < 0:
             raise ValueError(f"theta must be a finite number >= 0, got {self.theta}")
         if self.phi is not None and (isinstance(self.phi, bool) or not isinstance(self.phi, int) or self.phi < 0):
-            raise ValueError(f"phi must be an integer >= 0 or None, got {self.phi!r}")
+            raise ValueError(f"phi must be an integer >= 0 or None, got {quote(self.phi)}")
         if self.tasks_per_worker < 1:
             raise ValueError(f"tasks_per_worker must be >= 1, got {self.tasks_per_worker}")
 

@@ -41,6 +41,7 @@ from functools import cached_property
 
 import numpy as np
 
+from ..files import quote
 from ..model import Placement, Problem, Topology
 from .base import Outcome, Scheduler, register
 from .slots import sort_slots
@@ -145,7 +146,7 @@ class LFScheduler(Scheduler):
         if self.workers is not None and self.workers < 1:
             raise ValueError(f"workers must be >= 1, got {self.workers}")
         if self.assignment not in ASSIGNMENTS:
-            raise ValueError(f"assignment must be one of {', '.join(ASSIGNMENTS)}, got {self.assignment!r}")
+            raise ValueError(f"assignment must be one of {', '.join(ASSIGNMENTS)}, got {quote(self.assignment)}")
 
     def _schedule(self, problem: Problem) -> Outcome:
         slots = sort_slots(problem.cluster)

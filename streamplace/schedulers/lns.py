@@ -66,6 +66,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ..files import quote
 from ..exact import solve_min_inter_node
 from ..model import Placement, Problem
 from ..model.performance import CostModel, load_cost_model, predict
@@ -300,7 +301,7 @@ class LnsScheduler(Scheduler):
 
     def __post_init__(self):
         if self.objective not in OBJECTIVES:
-            raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {self.objective!r}")
+            raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {quote(self.objective)}")
         if self.cost_model is not None and self.objective != "throughput":
             raise ValueError("cost_model goes with objective=throughput (the traffic objective uses no cost model)")
         self._model()   # a bad cost-model file fails here, before any search

@@ -60,6 +60,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ..files import quote
 from ..model import Placement, Problem
 from ..model.placement import capacity_slack
 from ..partition import kway_partition
@@ -225,13 +226,13 @@ class MetisScheduler(Scheduler):
         if self.nodes is not None and self.nodes < 1:
             raise ValueError(f"nodes must be >= 1, got {self.nodes}")
         if self.objective not in OBJECTIVES:
-            raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {self.objective!r}")
+            raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {quote(self.objective)}")
         if not self.imbalance >= 1.0:
             raise ValueError(f"imbalance must be >= 1, got {self.imbalance}")
         if self.vertex_weight not in VERTEX_WEIGHTS:
-            raise ValueError(f"vertex_weight must be one of {', '.join(VERTEX_WEIGHTS)}, got {self.vertex_weight!r}")
+            raise ValueError(f"vertex_weight must be one of {', '.join(VERTEX_WEIGHTS)}, got {quote(self.vertex_weight)}")
         if self.targets not in TARGETS:
-            raise ValueError(f"targets must be one of {', '.join(TARGETS)}, got {self.targets!r}")
+            raise ValueError(f"targets must be one of {', '.join(TARGETS)}, got {quote(self.targets)}")
         if self.tasks_per_worker < 1:
             raise ValueError(f"tasks_per_worker must be >= 1, got {self.tasks_per_worker}")
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ..files import quote
 from ..model import Problem
 from ..model.placement import capacity_slack
 from ..model.specs import SpecError
@@ -42,7 +43,7 @@ def current_of(problem: Problem, targets: Targets, source: str = "--current") ->
         try:
             t = topo.task_id(label)
         except KeyError:
-            raise SpecError(source, f"placement.{label}", f"unknown task (not a task of {topo.name!r})") from None
+            raise SpecError(source, f"placement.{label}", f"unknown task (not a task of {quote(topo.name)})") from None
         seen[t] = True
         node[t] = cluster.index.get(name, -1)   # a node no longer in the cluster: the task must move
     if not seen.all():

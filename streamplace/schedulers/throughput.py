@@ -57,6 +57,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..files import quote
 from ..model import Cluster, Placement, Problem, Topology, build_task_graph
 from ..model.profiling import Profiling, derive_profiling, load_profiling
 from .base import NoSolution, NotApplicable, Outcome, Scheduler, register
@@ -102,7 +103,7 @@ def machine_cluster(cluster: Cluster, profiling: Profiling) -> tuple[Cluster, bo
         return Cluster.build(cluster.name, nodes), True
     if any(matching):
         bad = cluster.nodes[matching.index(False)]
-        raise NotApplicable(f"node {bad.name} has machine type {bad.machine_type!r}, which the profiling does not declare "
+        raise NotApplicable(f"node {bad.name} has machine type {quote(bad.machine_type)}, which the profiling does not declare "
                          f"(types: {', '.join(profiling.type_names)})")
     return profiling.cluster(name=f"{cluster.name}-profiled", capacity=MAC), False
 

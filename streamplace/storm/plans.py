@@ -10,6 +10,7 @@ import json
 import re
 from pathlib import Path
 
+from ..files import quote
 from ..model import Cluster, Placement, Topology
 from ..model.specs import atomic_write_text
 from .errors import StormError
@@ -21,7 +22,7 @@ STORM_NAME = re.compile(r"^[^/.:\\]+$")
 def storm_name(topology: Topology) -> str:
     """The topology's name as Storm will take it, or a clear error."""
     if not STORM_NAME.match(topology.name):
-        raise StormError(f"topology name {topology.name!r}: Storm refuses names with '/', '.', ':' or '\\' "
+        raise StormError(f"topology name {quote(topology.name)}: Storm refuses names with '/', '.', ':' or '\\' "
                          "(rename it in the topology file)")
     return topology.name
 

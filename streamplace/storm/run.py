@@ -56,7 +56,7 @@ def parse_storm_conf(pairs: Sequence[str]) -> dict:
     for pair in pairs:
         key, text = split_pair(pair) or ("", "")
         if not key or any(c.isspace() for c in key) or not text:
-            raise StormError(f"--storm-conf: expected KEY=VALUE (a Storm setting and its value), got {pair!r}")
+            raise StormError(f"--storm-conf: expected KEY=VALUE (a Storm setting and its value), got {quote(pair)}")
         conf[key] = parse_document(text, f"--storm-conf {quote(key)}", "yaml")   # the reader layer's rules
     return conf
 
@@ -87,7 +87,7 @@ class RunSettings:
         if self.ackers < 0 or self.heap_mb < 128:
             raise StormError("--ackers must be >= 0 and --heap-mb >= 128")
         if self.mode not in MODES:
-            raise StormError(f"--mode: must be one of {', '.join(MODES)}, got {self.mode!r}")
+            raise StormError(f"--mode: must be one of {', '.join(MODES)}, got {quote(self.mode)}")
         for key in self.storm_conf:
             owner = "streamplace's own settings" if key.startswith("streamplace.") else RESERVED_CONF.get(key)
             if owner:

@@ -119,7 +119,7 @@ def _window_s(page: dict) -> float:
         try:
             seconds = float(window)
         except ValueError:
-            raise StormError(f"topology.json: window: not a number of seconds: {window!r}") from None
+            raise StormError(f"topology.json: window: not a number of seconds: {quote(window)}") from None
     if not seconds > 0:
         raise StormError("topology.json: the window (or uptime) is 0 s: no rate can be measured")
     return seconds
@@ -144,7 +144,7 @@ def import_storm_ui(where: str, *, window: str | None = None) -> Imported:
             continue
         count = tasks.get(component)
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise StormError(f"{where}: topology.json: {component}: tasks: must be an integer >= 1, got {count!r}")
+            raise StormError(f"{where}: topology.json: {component}: tasks: must be an integer >= 1, got {quote(count)}")
         detail = source.get("component", component)
         label = f"component-{component}.json"
         emitted = sum(_number(s, "emitted", label) for s in _objects(detail, "outputStats", label)

@@ -41,6 +41,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from ..files import quote
 from ..model import Cluster, Operator, Stream, Topology
 from ..memory import RECORD_BYTES, over_limit
 from ..model.specs import atomic_write_bytes, atomic_write_text
@@ -298,7 +299,7 @@ APPLICATIONS: dict[str, Callable[[], Application]] = {
 
 def application(name: str) -> Application:
     if name not in APPLICATIONS:
-        raise ValueError(f"unknown application {name!r} (expected one of {', '.join(APPLICATIONS)})")
+        raise ValueError(f"unknown application {quote(name)} (expected one of {', '.join(APPLICATIONS)})")
     return APPLICATIONS[name]()
 
 
@@ -317,5 +318,5 @@ def write_records(frame: pd.DataFrame, path: str | Path) -> Path:
     elif suffix in (".jsonl", ".ndjson", ".json"):
         atomic_write_text(p, frame.to_json(orient="records", lines=True))
     else:
-        raise ValueError(f"{p}: unknown extension {suffix!r} (use .parquet, .csv or .jsonl)")
+        raise ValueError(f"{p}: unknown extension {quote(suffix)} (use .parquet, .csv or .jsonl)")
     return p

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from collections.abc import Iterable
 from typing import Any, Callable
 
+from ..files import quote
 from ..model import Cluster
 from ..model.errors import InputError
 from ..model.keyvalue import parse_bool, parse_pairs
@@ -128,7 +129,7 @@ def _with_capacity(cluster: Cluster, capacity: dict[str, int]) -> Cluster:
 def preset(name: str) -> Cluster:
     """The cluster preset ``name`` (:data:`PRESETS`)."""
     if name not in PRESETS:
-        raise ValueError(f"no cluster preset {name!r} (presets: {', '.join(PRESETS)})")
+        raise ValueError(f"no cluster preset {quote(name)} (presets: {', '.join(PRESETS)})")
     return PRESETS[name](name)
 
 
@@ -153,7 +154,7 @@ def generate(generators: dict[str, Generator], name: str, args: Iterable[str], *
     given = parse_pairs(args)
     unknown = sorted(set(given) - set(gen.args))
     if unknown:
-        raise InputError(f"{name}: unknown argument {unknown[0]!r} (arguments: {describe(gen)})")
+        raise InputError(f"{name}: unknown argument {quote(unknown[0])} (arguments: {describe(gen)})")
     values = {}
     for key, arg in gen.args.items():
         if key not in given:
@@ -164,9 +165,9 @@ def generate(generators: dict[str, Generator], name: str, args: Iterable[str], *
         try:
             value = parse_bool(given[key]) if arg.kind is bool else arg.kind(given[key])
         except ValueError:
-            raise InputError(f"{name}: {key}: cannot read {given[key]!r} as {arg.kind.__name__}") from None
+            raise InputError(f"{name}: {key}: cannot read {quote(given[key])} as {arg.kind.__name__}") from None
         if arg.choices and value not in arg.choices:
-            raise InputError(f"{name}: {key}: {value!r} is not one of {', '.join(map(str, arg.choices))}")
+            raise InputError(f"{name}: {key}: {quote(value)} is not one of {', '.join(map(str, arg.choices))}")
         values[key] = value
     if gen.needs_job and extra.get("graph") is None:
         raise InputError(f"{name}: give --topology: this generator sizes the cluster to a job")

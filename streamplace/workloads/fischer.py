@@ -45,6 +45,7 @@ from typing import Iterator
 
 import numpy as np
 
+from ..files import quote
 from ..model import Cluster, Node, Operator, Problem, Stream, Topology
 from ..model.cluster import check_cluster_size
 from .microbench import Instance
@@ -67,7 +68,7 @@ MACHINE_TYPE = "imac-core-i5-2.7ghz"
 
 def _check_p(p: int) -> None:
     if isinstance(p, bool) or not isinstance(p, int) or p < 2:
-        raise ValueError(f"p (machines) must be an integer >= 2, got {p!r}")
+        raise ValueError(f"p (machines) must be an integer >= 2, got {quote(p)}")
 
 
 def parallel(p: int, *, tuple_bytes: float = TUPLE_BYTES["parallel"], depth: int = DEPTH, seed: int = 0,
@@ -129,7 +130,7 @@ BUILDERS = {"parallel": parallel, "payload": payload, "reference": reference, "o
 def topology(name: str, p: int) -> Topology:
     """The [F] topology ``name`` for ``p`` machines."""
     if name not in BUILDERS:
-        raise ValueError(f"unknown [F] topology {name!r} (expected one of {', '.join(TOPOLOGIES)})")
+        raise ValueError(f"unknown [F] topology {quote(name)} (expected one of {', '.join(TOPOLOGIES)})")
     return BUILDERS[name](p)
 
 

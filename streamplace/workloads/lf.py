@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from ..files import quote
 from ..model import Cluster, Node, Operator, Problem, Stream, Topology
 from .microbench import Instance
 
@@ -50,14 +51,14 @@ PAGE_ZIPF_S = 1.79
 
 def parallelism(config: str, high: bool = False) -> tuple[int, ...]:
     if config not in CONFIGS:
-        raise ValueError(f"unknown [LF] configuration {config!r} (expected one of {', '.join(CONFIGS)})")
+        raise ValueError(f"unknown [LF] configuration {quote(config)} (expected one of {', '.join(CONFIGS)})")
     return tuple(p * (HIGH_FACTOR if high else 1) for p in CONFIGS[config])
 
 
 def synthetic(config: str, *, high: bool = False, grouping: str = "local_or_shuffle") -> Topology:
     """The SW_config chain of [LF] Table 3 (``high``: x10 parallelism)."""
     if grouping not in SW_GROUPINGS:
-        raise ValueError(f"grouping must be one of {', '.join(SW_GROUPINGS)}, got {grouping!r}")
+        raise ValueError(f"grouping must be one of {', '.join(SW_GROUPINGS)}, got {quote(grouping)}")
     par = parallelism(config, high)
     names = [f"po{i + 1}" for i in range(len(par))]
     roles = ["source"] + ["compute"] * (len(par) - 2) + ["sink"]
@@ -80,7 +81,7 @@ def page_view_count() -> Topology:
 def cluster(preset: str) -> Cluster:
     """``lf-low`` (8 nodes x 1 slot) or ``lf-high`` (8 nodes x 10 slots)."""
     if preset not in CLUSTER_PRESETS:
-        raise ValueError(f"unknown cluster preset {preset!r} (expected one of {', '.join(CLUSTER_PRESETS)})")
+        raise ValueError(f"unknown cluster preset {quote(preset)} (expected one of {', '.join(CLUSTER_PRESETS)})")
     nodes = [Node(f"node{i:02d}", CAPACITY, slots=CLUSTER_PRESETS[preset], machine_type="xeon-e5-2620v3", cores=6,
                   memory_mb=65536.0) for i in range(N_NODES)]
     return Cluster.build(preset, nodes)

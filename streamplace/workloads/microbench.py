@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
+from ..files import quote
 from ..model import Cluster, Operator, Problem, Stream, Topology
 
 LAYOUTS = ("linear", "diamond", "star")
@@ -36,7 +37,7 @@ def _stream(a: str, b: str) -> Stream:
 def microbench(layout: str, n_tasks: int) -> Topology:
     """The ``layout`` micro-benchmark with ``n_tasks`` tasks (even, >= the layout's minimum)."""
     if layout not in LAYOUTS:
-        raise ValueError(f"unknown layout {layout!r} (expected one of {', '.join(LAYOUTS)})")
+        raise ValueError(f"unknown layout {quote(layout)} (expected one of {', '.join(LAYOUTS)})")
     if n_tasks % 2 or n_tasks < MIN_TASKS[layout]:
         raise ValueError(f"{layout} needs an even task count >= {MIN_TASKS[layout]}, got {n_tasks}")
     name = f"{layout}-{n_tasks}"
@@ -68,7 +69,7 @@ def microbench(layout: str, n_tasks: int) -> Topology:
 def cluster(preset: str) -> Cluster:
     """``homogeneous`` or ``heterogeneous`` (the papers' micro-benchmark clusters)."""
     if preset not in CLUSTER_PRESETS:
-        raise ValueError(f"unknown cluster preset {preset!r} (expected one of {', '.join(CLUSTER_PRESETS)})")
+        raise ValueError(f"unknown cluster preset {quote(preset)} (expected one of {', '.join(CLUSTER_PRESETS)})")
     return Cluster.from_capacities(CLUSTER_PRESETS[preset], name=preset)
 
 

@@ -24,6 +24,7 @@ types 1/2/3, one worker slot and MAC = 100 each.
 
 from __future__ import annotations
 
+from ..files import quote
 from ..model import Cluster, Operator, Stream, Topology
 from ..model.profiling import DEFAULT_MET, DEFAULT_R0, MachineType, Profiling
 
@@ -60,9 +61,9 @@ _SHAPES = {
 
 def _check(layout: str, compute: str) -> None:
     if layout not in LAYOUTS:
-        raise ValueError(f"unknown layout {layout!r} (expected one of {', '.join(LAYOUTS)})")
+        raise ValueError(f"unknown layout {quote(layout)} (expected one of {', '.join(LAYOUTS)})")
     if compute not in COMPUTE:
-        raise ValueError(f"unknown compute {compute!r} (expected one of {', '.join(COMPUTE)})")
+        raise ValueError(f"unknown compute {quote(compute)} (expected one of {', '.join(COMPUTE)})")
 
 
 def operator_types(layout: str, compute: str = "mixed") -> dict[str, str]:
@@ -92,7 +93,7 @@ def profiling(layout: str, compute: str = "mixed", *, preset: str | None = None,
 
 def _counts(preset: str) -> tuple[int, ...]:
     if preset not in CLUSTER_PRESETS:
-        raise ValueError(f"unknown cluster preset {preset!r} (expected one of {', '.join(CLUSTER_PRESETS)})")
+        raise ValueError(f"unknown cluster preset {quote(preset)} (expected one of {', '.join(CLUSTER_PRESETS)})")
     return CLUSTER_PRESETS[preset]
 
 

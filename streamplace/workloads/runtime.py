@@ -37,6 +37,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from ..files import quote
 from ..model import Cluster, Node, Topology
 from ..model.cluster import check_cluster_size
 from . import applications, nasiri
@@ -99,14 +100,14 @@ def cluster(high: int, low: int) -> Cluster:
 def named_cluster(name: str) -> Cluster:
     """One of :data:`CLUSTERS`."""
     if name not in CLUSTERS:
-        raise ValueError(f"unknown testbed cluster {name!r} (expected one of {', '.join(CLUSTERS)})")
+        raise ValueError(f"unknown testbed cluster {quote(name)} (expected one of {', '.join(CLUSTERS)})")
     return cluster(*CLUSTERS[name])
 
 
 def microbench(layout: str, mode: str) -> Topology:
     """The runtime-size ``layout`` micro-benchmark in configuration ``mode`` (``io`` or ``cpu``)."""
     if mode not in MODES:
-        raise ValueError(f"unknown mode {mode!r} (expected one of {', '.join(MODES)})")
+        raise ValueError(f"unknown mode {quote(mode)} (expected one of {', '.join(MODES)})")
     shape = nasiri.topology(layout, "low")
     spout_tasks = STAR_SPOUT_TASKS if layout == "star" else TASKS_PER_OPERATOR
     ops = [dataclasses.replace(op, parallelism=spout_tasks if op.role == "source" else TASKS_PER_OPERATOR,
@@ -121,7 +122,7 @@ def application(name: str) -> Topology:
     memory declarations."""
     known = [*APPLICATIONS, *(app for app, _ in CALIBRATION_APPS)]
     if name not in known:
-        raise ValueError(f"unknown application {name!r} (expected one of {', '.join(known)})")
+        raise ValueError(f"unknown application {quote(name)} (expected one of {', '.join(known)})")
     topo = applications.application(name).topology
     return Topology.build(topo.name, [dataclasses.replace(op, memory_mb=COMPONENT_MEMORY_MB) for op in topo.operators],
                           topo.streams)

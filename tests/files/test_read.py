@@ -85,7 +85,8 @@ def test_quotes_are_short_and_containers_are_never_rendered():
     long = quote("y" * 10_000)
     assert len(long) < 100 and long.endswith("(10,002 characters)")
     shared = [1] * 10**6
-    assert quote([shared, shared]) == "<list of 2 items>"
+    assert quote([shared, shared]) == "[[1, 1, 1, 1, ...], [1, 1, 1, 1, ...]]"
+    assert quote({"a": [1, 2]}) == "{'a': [1, 2]}"
 
 
 def test_json_lines_are_numbered_and_strict(tmp_path):
