@@ -33,7 +33,7 @@ Profiles (Spark), the demo, reproductions, sweeps and their report:
 >>> sp.profile_records("t.yaml", ["mon/traffic.jsonl"], ["mon/load.jsonl"], "out/profile").summary  # doctest: +SKIP
 >>> sp.replay_traffic("records.parquet", "out/mon", app="page-view")   # doctest: +SKIP
 >>> sp.run_demo("out/demo", quick=True)                                # doctest: +SKIP
->>> sp.reproduce(["t3"], "out/t3", quick=True)                         # doctest: +SKIP
+>>> sp.reproduce_papers(["t3"], "out/t3", quick=True)                         # doctest: +SKIP
 >>> sp.sweep("grid.yaml", "out/sweep"); sp.sweep_report("out/sweep")    # doctest: +SKIP
 
 Spec files load and save with :func:`load_topology`, :func:`load_cluster`, :func:`load_placement`
@@ -231,7 +231,7 @@ def run_demo(out_dir: str | os.PathLike, *, quick: bool = False, time_limit: flo
         raise InputError(str(exc)) from None
 
 
-def reproduce(papers: Sequence[str], out_dir: str | os.PathLike, *, quick: bool = False, time_limit: float = 10.0,
+def reproduce_papers(papers: Sequence[str], out_dir: str | os.PathLike, *, quick: bool = False, time_limit: float = 10.0,
               console=None, model: CostModel | None = None, testbed: Sequence[str] = ()):
     """The papers' comparisons (:data:`REPRODUCE_PAPERS`) rebuilt from our implementations into
     ``out_dir``; ``testbed``: testbed campaigns (directories or runs.jsonl) to score against too."""
@@ -265,7 +265,7 @@ def sweep_report(out_dir: str | os.PathLike) -> Path:
     return write_sweep_report(out_dir)
 
 
-def report(records: Sequence[dict], out_dir: str | os.PathLike, **options) -> Path:
+def report_page(records: Sequence[dict], out_dir: str | os.PathLike, **options) -> Path:
     """The HTML report (tables, plots, the decision per job) of result records into ``out_dir``
     (:func:`streamplace.report.page.write_report`)."""
     from .report.page import write_report
@@ -308,7 +308,7 @@ __all__ = ["APPLICATIONS", "CLUSTER_GENERATORS", "Cluster", "Comparison", "CostM
            "evaluate_placement", "expand_paths", "export_placement", "format_value", "generate", "import_storm_ui",
            "load_cluster", "load_cost_model", "load_placement", "load_problem", "load_topology", "make_scheduler",
            "metric", "nasiri_workload", "parse_bool", "parse_pairs", "parse_size", "per_scheduler", "predict",
-           "profile_records", "profiling_to_dict", "read_document", "recommend", "records_to_csv", "replay_traffic", "report",
-           "reproduce", "reschedule", "result_record", "run_demo", "run_interruptible", "run_scheduler", "schedule",
+           "profile_records", "profiling_to_dict", "read_document", "recommend", "records_to_csv", "replay_traffic", "report_page",
+           "reproduce_papers", "reschedule", "result_record", "run_demo", "run_interruptible", "run_scheduler", "schedule",
            "storm_plan", "storm_run", "storm_settings", "summary_table", "sweep", "sweep_report", "topology_to_dict",
            "write_document", "write_plan", "write_records"]

@@ -143,3 +143,15 @@ def test_run_scheduler_records_a_chosen_parallelism(tmp_path):
     assert chosen == {op.name: op.parallelism for op in run.result.problem.topology.operators}
     assert sum(chosen.values()) == len(run.record["placement"])
     assert "parallelism" not in sp.run_scheduler(problem, "even").record
+
+
+def test_no_subpackage_shadows_a_public_name():
+    """``sp.NAME`` is the API's NAME even once every subpackage is imported (a package named
+    like a function, e.g. ``streamplace.reproduce``, would replace it as an attribute)."""
+    import importlib
+    import pkgutil
+    import streamplace as sp
+    for module in pkgutil.iter_modules(sp.__path__):
+        if module.name != "__main__":   # that one runs the command
+            importlib.import_module(f"streamplace.{module.name}")
+    assert [name for name in sp.api.__all__ if getattr(sp, name) is not getattr(sp.api, name)] == []

@@ -126,7 +126,7 @@ def demo(out_dir, quick, time_limit, spark_master, cost_model):
 def reproduce(papers, out_dir, quick, time_limit, cost_model, testbed_runs):
     """The papers' comparisons rebuilt from our implementations, beside the published numbers."""
     chosen = REPRODUCE_PAPERS if "all" in papers else tuple(dict.fromkeys(papers))
-    sp.reproduce(chosen, out_dir, quick=quick, time_limit=time_limit, console=Console(), model=load_model(cost_model),
+    sp.reproduce_papers(chosen, out_dir, quick=quick, time_limit=time_limit, console=Console(), model=load_model(cost_model),
                  testbed=testbed_runs)
 
 

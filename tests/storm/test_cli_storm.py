@@ -104,7 +104,7 @@ def test_ctrl_c_stops_the_run_and_its_jvm(storm_ready, files):
     ("streamplace.seed=1", "set by streamplace's own settings"),
     ("topology.bolt.wait.progressive.level2.count", "expected KEY=VALUE"),
     ("topology.bolt.wait.progressive.level2.count=", "expected KEY=VALUE"),
-    ("topology.worker.childopts=[-Xmx1g", "is not a YAML value"),
+    ("topology.worker.childopts=[-Xmx1g", "invalid YAML at line 2 column 1"),
 ])
 def test_storm_conf_mistakes_are_one_line_exit_2_before_storm_starts(files, cli, monkeypatch, pair, says):
     monkeypatch.setenv("JAVA_HOME", str(files / "nojava"))   # the check comes before Java is looked for
