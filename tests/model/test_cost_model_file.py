@@ -1,15 +1,11 @@
 """Cost model files: read, refused with the file and field named, and used by the CLI."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from streamplace.model.performance import CostModel, load_cost_model
 from streamplace.model.specs import SpecError
-
-CLI = [sys.executable, "-m", "streamplace"]
 
 
 def test_a_file_sets_the_constants_it_names_and_keeps_the_rest(tmp_path):
@@ -38,17 +34,18 @@ def test_bad_files_name_the_file_and_the_field(tmp_path, doc, field):
     assert str(err.value).startswith(f"{path}: {field}")
 
 
-def test_evaluate_uses_the_cost_model_file(tmp_path):
-    run = lambda *extra: subprocess.run([*CLI, *extra], capture_output=True, text=True, cwd=tmp_path)
-    assert run("workload", "microbench", "--layout", "diamond", "--tasks", "12", "-o", "t.yaml").returncode == 0
-    assert run("workload", "cluster", "--preset", "heterogeneous", "-o", "c.yaml").returncode == 0
-    assert run("schedule", "t.yaml", "c.yaml", "-s", "even", "-o", "p.json").returncode == 0
+def test_evaluate_uses_the_cost_model_file(cli, tmp_path, monkeypatch):
+    """The CLI in this process (the ``cli`` fixture: exit code, stdout, stderr), run in ``tmp_path``."""
+    monkeypatch.chdir(tmp_path)
+    assert cli(["workload", "microbench", "--layout", "diamond", "--tasks", "12", "-o", "t.yaml"])[0] == 0
+    assert cli(["workload", "cluster", "--preset", "heterogeneous", "-o", "c.yaml"])[0] == 0
+    assert cli(["schedule", "t.yaml", "c.yaml", "-s", "even", "-o", "p.json"])[0] == 0
     (tmp_path / "slow.json").write_text(json.dumps({"cost_model": {"task_cpu_per_tuple": 1e-3}}))
-    default = json.loads(run("evaluate", "t.yaml", "c.yaml", "p.json", "--format", "json").stdout)
-    slow = json.loads(run("evaluate", "t.yaml", "c.yaml", "p.json", "--format", "json", "--cost-model", "slow.json").stdout)
+    default = json.loads(cli(["evaluate", "t.yaml", "c.yaml", "p.json", "--format", "json"])[1])
+    slow = json.loads(cli(["evaluate", "t.yaml", "c.yaml", "p.json", "--format", "json", "--cost-model", "slow.json"])[1])
     assert slow["throughput"] < default["throughput"]
-    bad = run("evaluate", "t.yaml", "c.yaml", "p.json", "--cost-model", "nowhere.json")
-    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "nowhere.json" in bad.stderr
+    code, _, err = cli(["evaluate", "t.yaml", "c.yaml", "p.json", "--cost-model", "nowhere.json"])
+    assert code == 2 and err.count("\n") == 1 and "nowhere.json" in err
 
 
 def test_the_bundled_defaults_are_the_fitted_cost_model_file():

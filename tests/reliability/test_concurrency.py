@@ -27,10 +27,12 @@ def test_a_second_sweep_into_a_locked_directory_is_refused(rel, tmp_path):
         holder.wait()
 
 
-def test_stale_lock_and_corrupt_part_do_not_block_resume(rel, tmp_path):
+def test_stale_lock_and_corrupt_part_do_not_block_resume(rel, cli, spark, tmp_path):
+    """The first sweep runs in this process (the ``cli`` fixture, on the test run's SparkSession);
+    the resume under test is the real command, as a user would start it again."""
     grid, out = _grid(rel, tmp_path), tmp_path / "sweep"
-    proc = rel.run_cli("sweep", grid, "-o", out, "--batch-size", "4")
-    assert proc.returncode == 0, proc.stderr
+    code, _, err = cli(["sweep", grid, "-o", out, "--batch-size", "4"])
+    assert code == 0, err
     full = pd.read_csv(out / "results.csv")
     assert len(full) == 16 and not (out / ".sweep.lock").exists()
     parts = sorted((out / "parts").glob("part-*.parquet"))

@@ -1,6 +1,7 @@
 """Theme 2: inputs that would be read wrongly are refused, naming the file or label."""
 
 import json
+import subprocess
 
 HEADER = "window_start,window_seconds,src_task,dst_task,tuples,bytes\n"
 
@@ -54,16 +55,19 @@ def test_brackets_in_operator_names_are_refused(rel, small, tmp_path):
     assert proc.returncode == 2 and "operators[1].name" in line
 
 
-def test_duplicate_records_are_refused_naming_both_files(rel, small, tmp_path):
+def test_duplicate_records_are_refused_naming_both_files(rel, small, tmp_path, cli, spark):
+    """In this process (the ``cli`` fixture, on the test run's SparkSession); that a refusal found
+    on Spark is one stderr line of the real command, Spark's own output kept off it, is
+    :func:`test_overlapping_windows_are_refused`'s."""
     topo, _ = small
     data = tmp_path / "traffic"
     data.mkdir()
     (data / "a.csv").write_text(HEADER + "0,10,S[0],B[0],100,1000\n10,10,S[0],B[0],100,1000\n")
     (data / "b.csv").write_text(HEADER + "10,10,S[0],B[0],100,1000\n")   # a copy of a.csv's second row
     before = rel.snapshot(tmp_path)
-    proc = rel.run_cli("profile", "--topology", topo, "--traffic", data, "-o", tmp_path / "profile")
-    line = rel.one_line(proc)
-    assert proc.returncode == 2, proc.stderr
+    code, out, err = cli(["profile", "--topology", topo, "--traffic", data, "-o", tmp_path / "profile"])
+    line = rel.one_line(subprocess.CompletedProcess([], code, out, err))
+    assert code == 2, err
     assert "S[0] -> B[0]" in line and "[10, 20)" in line and "2 times" in line and "a.csv" in line and "b.csv" in line
     assert rel.snapshot(tmp_path) == before
 
