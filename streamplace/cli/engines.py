@@ -10,7 +10,7 @@ from rich.console import Console
 import streamplace as sp
 
 from . import output as writes
-from .base import PROFILING_HELP, OutputPath, UserError, cli, err_console, note, vertical
+from .base import PROFILING_HELP, SECONDS, FiniteFloat, OutputPath, UserError, cli, err_console, note, vertical
 
 STORM_RUN_KEYS = ("mode", "storm_version", "plan_applied", "plan_matches", "scheduler_status", "workers", "throughput",
                   "source_rate", "duration_s", "windows", "monitor_cross_node_bytes_per_s", "measured_inter_node_bytes_per_s",
@@ -30,15 +30,15 @@ def storm():
 @click.option("--scheduler", "-s", "name", default=None, help="Schedule with this scheduler first, then apply its plan.")
 @click.option("--param", "-p", "params", multiple=True, metavar="KEY=VALUE", help="Scheduler parameter (repeatable).")
 @click.option("--seed", type=int, default=None, help="Scheduler seed, and the seed of the topology's key/payload generators.")
-@click.option("--time-limit", type=click.FloatRange(min=0), default=None, help="Seconds allowed to solvers that take a limit.")
+@click.option("--time-limit", type=SECONDS, default=None, help="Seconds allowed to solvers that take a limit.")
 @click.option("--profiling", type=click.Path(), default=None, help=PROFILING_HELP)
 @click.option("--storm-default", is_flag=True, help="No plan: let Storm's own EvenScheduler place the topology.")
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="topology.workers with --storm-default (default: every slot of the cluster).")
-@click.option("--duration", type=click.FloatRange(min=0.1, max=1e6), default=60.0, show_default=True,
+@click.option("--duration", type=FiniteFloat(min=0.1, max=1e6), default=60.0, show_default=True,
               help="Seconds measured (rounded up to whole windows), after the warm-up.")
-@click.option("--warmup", type=click.FloatRange(min=0, max=1e6), default=20.0, show_default=True, help="Seconds discarded first.")
-@click.option("--window", type=click.FloatRange(min=0.1, max=1e6), default=10.0, show_default=True, help="Monitor window, seconds.")
+@click.option("--warmup", type=FiniteFloat(min=0, max=1e6), default=20.0, show_default=True, help="Seconds discarded first.")
+@click.option("--window", type=FiniteFloat(min=0.1, max=1e6), default=10.0, show_default=True, help="Monitor window, seconds.")
 @click.option("--ackers", type=click.IntRange(min=0), default=0, show_default=True,
               help="Acker executors (0: no acking; latency comes from the tuples' emit time).")
 @click.option("--load-aware", is_flag=True, help="Storm 2's load-aware, locality-first shuffle (off: uniform shuffle, as the papers and the model).")
@@ -55,7 +55,7 @@ def storm():
                    "bandwidth (tc) and its CPU share (cgroup), ZooKeeper, Nimbus and a supervisor per node.")
 @click.option("--worker-heap-mb", type=click.IntRange(min=64), default=256, show_default=True,
               help="Heap of each testbed worker process (--mode cluster).")
-@click.option("--cpu-budget", type=click.FloatRange(min=0.05, max=4096), default=None,
+@click.option("--cpu-budget", type=FiniteFloat(min=0.05, max=4096), default=None,
               help="Cores shared by all testbed nodes, in proportion to their `cores` (default: this machine's cores - 0.5).")
 @click.option("--force", is_flag=True, help="Replace the output directory if it exists.")
 @click.option("-o", "--output", "out_dir", type=OutputPath("dir"), required=True, help="Directory to write.")

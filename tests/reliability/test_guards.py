@@ -198,3 +198,10 @@ def test_generated_records_are_estimated_before_they_are_made(cli, tmp_path, mon
     code, _, err = cli(["workload", "app", "--name", "page-view", "--records", "1000000", "-o", tmp_path / "app"])
     assert code == 2 and "--records: 1,000,000 records of page-view need about 0.9 GiB" in _one_line(err)
     assert not (tmp_path / "app").exists()
+
+
+@pytest.mark.parametrize("option", ["--duration", "--warmup", "--window", "--cpu-budget", "--time-limit"])
+def test_storm_runs_numbers_are_finite(cli, small, tmp_path, option):
+    topo, cluster = small   # click's FloatRange lets NaN through every bound; these options were of that type
+    code, _, err = cli(["storm", "run", topo, cluster, "--scheduler", "even", option, "nan", "-o", tmp_path / "run"])
+    assert code == 2 and "is not a finite number" in _one_line(err) and not (tmp_path / "run").exists()
