@@ -144,32 +144,30 @@ def stream_flows(topo: Topology, block=stream_block) -> tuple[np.ndarray, list]:
             r = topo.tasks_of(op.name)
             in_rate[r.start:r.stop] = op.source_rate / op.parallelism
     flows = []
-    for name in topo.topological_order:
-        op = topo.operators[topo.index[name]]
-        for s in topo.downstream(name):
-            src, dst, share = block(topo, s)
-            if s.pair_rate is not None:
-                rate = np.full(src.shape[0], float(s.pair_rate))
-            else:
-                with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):   # an overflow is found once, below
+        for name in topo.topological_order:
+            op = topo.operators[topo.index[name]]
+            for s in topo.downstream(name):
+                src, dst, share = block(topo, s)
+                if s.pair_rate is not None:
+                    rate = np.full(src.shape[0], float(s.pair_rate))
+                else:
                     rate = op.selectivity * in_rate[src] * share
-            _check_finite(topo, s, rate)
-            with np.errstate(over="ignore"):
                 np.add.at(in_rate, dst, rate)
-            flows.append((s, src, dst, rate))
+                flows.append((s, src, dst, rate))
+    if not np.isfinite(in_rate).all():   # every rate reaches its receivers' in_rate: one check covers all
+        _refuse_first_overflow(topo, [(s, r) for s, _, _, r in flows])
     return in_rate, flows
 
 
-def _check_finite(topo: Topology, stream, rate: np.ndarray, what: str = "tuples") -> None:
-    """Refuse a stream whose rate is not a finite number: source rates and selectivities (each at
-    most 10^12) multiplied along a long job can pass what a double holds, and every metric of
-    the job would be NaN or Infinity."""
-    with np.errstate(over="ignore"):
-        finite = np.all(np.isfinite(rate))
-    if not finite:
-        raise TopologyError(f"streams[{topo.streams.index(stream)}]",
-                            f"the {what} rate of {stream.src} -> {stream.dst} exceeds the largest number a double holds "
-                            "(source rates x selectivities multiplied along the job)")
+def _refuse_first_overflow(topo: Topology, rates, what: str = "tuples") -> None:
+    """Raise :class:`TopologyError` naming the first stream of ``(stream, rates)`` whose rate is not
+    a finite number: source rates and selectivities (each at most 10^12) multiplied along a long
+    job can pass what a double holds, and every metric of the job would be NaN or Infinity."""
+    stream = next(s for s, r in rates if not np.isfinite(r).all())
+    raise TopologyError(f"streams[{topo.streams.index(stream)}]",
+                        f"the {what} rate of {stream.src} -> {stream.dst} exceeds the largest number a double holds "
+                        "(source rates x selectivities multiplied along the job)")
 
 
 def build_task_graph(topo: Topology, *, weight: str = "tuples") -> TaskGraph:
@@ -189,9 +187,9 @@ def build_task_graph(topo: Topology, *, weight: str = "tuples") -> TaskGraph:
         dst = np.concatenate([f[2] for f in flows])
         with np.errstate(over="ignore"):
             weighted = [r * unit[s.src] for s, _, _, r in flows]
-        for (s, *_), r in zip(flows, weighted):
-            _check_finite(topo, s, r, weight)
         rate = np.concatenate(weighted)
+        if not np.isfinite(rate).all():
+            _refuse_first_overflow(topo, [(s, r) for (s, *_), r in zip(flows, weighted)], weight)
     else:
         src = dst = np.zeros(0, dtype=np.int64)
         rate = np.zeros(0)
