@@ -1,13 +1,13 @@
 """Command line: ``streamplace schedule | evaluate | compare | workload | profile | traffic | demo | storm``.
 
 Each command parses its options, calls one function of the library's public API
-(:mod:`streamplace.api`) and prints; every file it writes goes through :mod:`.output`. User errors
+(:mod:`streamplace.api`) and prints; every file it writes goes through the library's writer (:mod:`streamplace.files`). User errors
 (bad files, unknown schedulers or parameters) print one line ``streamplace: FILE: FIELD: problem``
 and exit with code 2; internal errors show their traceback only with ``--debug``.
 
 Modules: :mod:`.base` (the command group, shared options, a record as a table), :mod:`.placement`
 (schedule, evaluate, compare, diff, reschedule), :mod:`.workload`, :mod:`.jobs` (profile,
-traffic, demo, reproduce, sweep), :mod:`.engines` (storm, export, import), :mod:`.output`.
+traffic, demo, reproduce, sweep), :mod:`.engines` (storm, export, import), :mod:`.output` (text to a file or stdout, the profile directory rule).
 """
 
 from __future__ import annotations

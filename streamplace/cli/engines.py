@@ -9,7 +9,6 @@ from rich.console import Console
 
 import streamplace as sp
 
-from . import output as writes
 from .base import PROFILING_HELP, SECONDS, FiniteFloat, OutputPath, UserError, cli, err_console, note, vertical
 
 STORM_RUN_KEYS = ("mode", "storm_version", "plan_applied", "plan_matches", "scheduler_status", "workers", "throughput",
@@ -116,7 +115,7 @@ def storm_plan_dir(topology, cluster, placement, out_dir):
     Point Nimbus' `streamplace.plan.dir` at DIR: the plugin applies the plan on its next round,
     also to a running topology (that is how a new plan reaches a running job).
     """
-    click.echo(str(writes.write_storm_plan(out_dir, *sp.storm_plan(sp.load_problem(topology, cluster), placement))))
+    click.echo(str(sp.write_plan(out_dir, *sp.storm_plan(sp.load_problem(topology, cluster), placement))))
 
 
 @cli.command()
@@ -133,12 +132,12 @@ def export(placement, target, topology, cluster, output):
     if target == "storm-plan":
         if topology is None or cluster is None:
             raise UserError("--to storm-plan needs --topology and --cluster (the plan is checked against them)")
-        click.echo(str(writes.write_storm_plan(output, *sp.storm_plan(sp.load_problem(topology, cluster), placement))))
+        click.echo(str(sp.write_plan(output, *sp.storm_plan(sp.load_problem(topology, cluster), placement))))
         return
     if (topology is None) != (cluster is None):
         raise UserError("--topology and --cluster go together")
     exported = sp.export_placement(placement, target, sp.load_problem(topology, cluster) if topology is not None else None)
-    writes.write(exported.document, output)
+    sp.write_document(exported.document, output)
     for number, node in exported.containers.items():
         err_console.print(f"heron container {number}: node {node}", markup=False, highlight=False)
     click.echo(output)
@@ -160,7 +159,7 @@ def import_storm_ui_cmd(source, window, output):
 
     Parallelism = each component's tasks; rates = what it emitted and executed in the window."""
     imported = sp.import_storm_ui(source, window=window)
-    writes.write(sp.topology_to_dict(imported.topology), output)
+    sp.write_document(sp.topology_to_dict(imported.topology), output)
     for note_text in imported.notes:
         err_console.print(f"note: {note_text}", markup=False, highlight=False, soft_wrap=True)
     topo = imported.topology

@@ -1,6 +1,6 @@
-"""Where the command line writes: every file a command writes goes through here, and the rules
-that keep outputs off the inputs (an output is never an input nor holds one; a profile directory
-is replaced only if it holds nothing but a profile). Writes are atomic.
+"""What the command line adds to the library's writer (:mod:`streamplace.files`, which keeps every
+output off the inputs and writes atomically): text to a file or stdout, and the profile
+directory rule (replaced only if it holds nothing but a profile, unless --force).
 """
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ import click
 
 import streamplace as sp
 
-from streamplace.api import InputError, atomic_write_text, write_document, write_plan
-from streamplace.api import write_records as sp_write_records
+from streamplace.api import InputError, atomic_write_text
 
 
 def guard_profile_dir(out_dir: str, force: bool) -> None:
@@ -33,18 +32,3 @@ def emit(text: str, output: str | None) -> None:
         atomic_write_text(Path(output), text)
     else:
         click.echo(text, nl=not text.endswith("\n"))
-
-
-def write(document, path) -> None:
-    """A spec or result document as YAML or JSON (by ``path``'s extension)."""
-    write_document(document, path)
-
-
-def write_storm_plan(plan_dir: str, name: str, document: dict) -> Path:
-    """A plan into the Storm plugin's plan directory, as ``plan_dir/<name>.json``."""
-    return write_plan(plan_dir, name, document)
-
-
-def write_records(frame, path) -> Path:
-    """Generated application records (Parquet, CSV or JSON Lines by ``path``'s extension)."""
-    return sp_write_records(frame, path)

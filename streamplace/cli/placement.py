@@ -44,7 +44,7 @@ def schedule(topology, cluster, name, params, seed, time_limit, output, fmt, pro
 def _show_run(run, output_path, fmt, title, hidden=()) -> None:
     """A scheduler run's record: written to ``output_path``, printed as JSON or a table; exit 3 without a placement."""
     if output_path:
-        writes.write(run.record, output_path)
+        sp.write_document(run.record, output_path)
     if fmt == "json":
         click.echo(sp.dumps_json(run.record))
     else:

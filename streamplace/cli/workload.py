@@ -12,7 +12,6 @@ from rich.table import Table
 
 import streamplace as sp
 
-from . import output as writes
 from .base import SEED, OutputPath, FiniteFloat, UserError, cli, err_console
 
 ARGS = {name: gen.args for name, gen in sp.TOPOLOGIES.items()}   # the choices of the generators' options
@@ -24,7 +23,7 @@ def workload():
 
 
 def _wrote_topology(topo, output) -> None:
-    writes.write(sp.topology_to_dict(topo), output)
+    sp.write_document(sp.topology_to_dict(topo), output)
     err_console.print(f"wrote {output}: {topo.n_tasks} tasks, {len(topo.operators)} operators")
 
 
@@ -72,7 +71,7 @@ def workload_nasiri(layout, compute, output, profiling_out, preset, met):
     topo, profiling = sp.nasiri_workload(layout, compute, preset=preset, met=met)
     _wrote_topology(topo, output)
     if profiling_out:
-        writes.write(sp.profiling_to_dict(profiling), profiling_out)
+        sp.write_document(sp.profiling_to_dict(profiling), profiling_out)
         err_console.print(f"wrote {profiling_out}: profiling of {len(topo.operators)} operators on 3 machine types")
 
 
@@ -97,7 +96,7 @@ def workload_cluster(preset, generator, topology_file, output, args):
     else:
         graph = sp.build_task_graph(sp.load_topology(topology_file)) if topology_file else None
         cluster = sp.generate(sp.CLUSTER_GENERATORS, generator, args, graph=graph)
-    writes.write(sp.cluster_to_dict(cluster), output)
+    sp.write_document(sp.cluster_to_dict(cluster), output)
     err_console.print(f"wrote {output}: {cluster.n_nodes} nodes, capacity {cluster.capacities.sum():g}")
 
 
@@ -140,9 +139,9 @@ def workload_app(name, n_records, seed, fmt, out_dir):
         frame = app.records(n_records or app.default_records, seed)   # estimated first: nothing written if refused
     except ValueError as exc:
         raise UserError(f"--records: {exc}") from None
-    writes.write(sp.topology_to_dict(app.topology), out / "topology.yaml")
-    writes.write(sp.cluster_to_dict(app.cluster()), out / "cluster.yaml")
-    records = writes.write_records(frame, out / f"records.{fmt}")
+    sp.write_document(sp.topology_to_dict(app.topology), out / "topology.yaml")
+    sp.write_document(sp.cluster_to_dict(app.cluster()), out / "cluster.yaml")
+    records = sp.write_records(frame, out / f"records.{fmt}")
     err_console.print(f"wrote {out}: topology ({app.topology.n_tasks} tasks), cluster, {records.name} (time column "
                       f"{app.time_column!r}); next: streamplace traffic --app {name} --topology {out / 'topology.yaml'} "
                       f"--records {records} -o {out / 'monitoring'}")
