@@ -29,6 +29,7 @@ from typing import Any
 import yaml
 
 from .guard import OutputError, refuse_overlap
+from .read import check_finite
 
 DOCUMENT_FORMATS = {".json": "json", ".yaml": "yaml", ".yml": "yaml"}
 
@@ -127,7 +128,7 @@ def format_document(data: Any, fmt: str) -> str:
     data = _plain(data)
     if fmt == "json":
         return dumps_json(data) + "\n"
-    dumps_json(data)   # the same finiteness rule for YAML
+    check_finite(data, "<output>")   # the same finiteness rule for YAML (a SpecError, which is a ValueError)
     return yaml.safe_dump(data, sort_keys=False)
 
 
