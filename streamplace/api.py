@@ -15,11 +15,13 @@ Schedule, evaluate, compare and recommend, reschedule, diff:
 
 >>> result = sp.schedule(problem, "ischeduler", time_limit=5)          # doctest: +SKIP
 >>> sp.evaluate_placement(problem, result.placement)["inter_node_cost"]  # doctest: +SKIP
->>> sp.run_scheduler(problem, "metis").record["placement"]              # doctest: +SKIP
+>>> sp.run_scheduler(problem, "metis").record.evaluation.placement     # doctest: +SKIP
 >>> sp.compare(problem, ["even", "metis", "optimal"], time_limit=5).verdict  # doctest: +SKIP
 'recommended: metis (highest predicted throughput among ...'
+>>> records = sp.compare(problem, ["even", "metis"]).records             # doctest: +SKIP
 >>> sp.recommend(records, "traffic").index                             # doctest: +SKIP
->>> sp.reschedule(problem, "running.json", max_moves=3).record["diff"]  # doctest: +SKIP
+>>> records[0].evaluation.throughput, records[0].vs_default            # doctest: +SKIP
+>>> sp.reschedule(problem, "running.json", max_moves=3).record.extra["diff"]  # doctest: +SKIP
 >>> sp.diff_files("even.json", "metis.json", problem).node_moves       # doctest: +SKIP
 
 Other engines and Storm:
@@ -57,9 +59,10 @@ from typing import Any
 from .evaluate.comparison import Comparison, compare
 from .evaluate.decision import OBJECTIVES, Decision, recommend
 from .evaluate.diff import PlanDiff, diff_files, diff_placements
-from .evaluate.records import evaluation_record, records_to_csv, result_record
+from .evaluate.records import Evaluation, ResultRecord, evaluation_record, records_to_csv, result_record
 from .evaluate.scheduled import Scheduled, reschedule
 from .evaluate.scheduled import schedule as run_scheduler
+from .evaluate.verdict import Judgement, judge
 from .interrupt import run_interruptible
 from .model import Cluster, Node, Operator, Placement, Problem, Stream, Topology, build_task_graph
 from .model.errors import FieldError, InputError, Notice
@@ -298,14 +301,14 @@ def nasiri_workload(layout: str, compute: str = "mixed", *, preset: str | None =
 NASIRI_CLUSTER_PRESETS = tuple(nasiri.CLUSTER_PRESETS)
 
 
-__all__ = ["APPLICATIONS", "CLUSTER_GENERATORS", "Cluster", "Comparison", "CostModel", "DEFAULT_MET", "Decision",
+__all__ = ["APPLICATIONS", "CLUSTER_GENERATORS", "Cluster", "Comparison", "CostModel", "DEFAULT_MET", "Decision", "Evaluation",
            "Exported", "FieldError", "InputError", "MAX_TIME_LIMIT", "MEMORY_LIMIT_ENV", "MemoryLimitError", "NASIRI_CLUSTER_PRESETS",
            "OutputError", "check_output_dir", "check_output_file", "dumps_json", "guarding", "memory_limit", "note_input", "PROFILE_FILES", "quote", "refuse_overlap",
            "Node", "Notice", "OBJECTIVES", "Operator", "ParameterError", "Placement", "PlanDiff", "PRESETS", "Problem",
-           "REPRODUCE_PAPERS", "REQUIRED", "ScheduleResult", "Scheduled", "SpecError", "StormError", "StormRun",
+           "Judgement", "REPRODUCE_PAPERS", "REQUIRED", "ResultRecord", "ScheduleResult", "Scheduled", "SpecError", "StormError", "StormRun",
            "Stream", "TOPOLOGIES", "Topology", "application", "atomic_write_text", "available", "build_task_graph",
            "cluster_preset", "cluster_to_dict", "compare", "describe", "diff_files", "diff_placements",
-           "evaluate_placement", "expand_paths", "export_placement", "format_value", "generate", "import_storm_ui",
+           "evaluate_placement", "expand_paths", "export_placement", "format_value", "generate", "import_storm_ui", "judge",
            "load_cluster", "load_cost_model", "load_placement", "load_problem", "load_topology", "make_scheduler",
            "metric", "nasiri_workload", "parse_bool", "parse_pairs", "parse_size", "per_scheduler", "predict",
            "profile_records", "profiling_to_dict", "read_document", "recommend", "records_to_csv", "replay_traffic", "report_page",

@@ -67,23 +67,23 @@ def test_key_value_pairs_have_one_reader_and_one_boolean_spelling():
 def test_compare_recommends_against_storm_default():
     problem = _pair_job()
     result = sp.compare(problem, ["even", "optimal"], time_limit=10)
-    even, optimal = result.records
+    even, optimal = result.documents()
     # even spreads 4 tasks on 3 nodes; optimal puts each src task with a dst task: 2 x 5 tuples/s cross at most
     assert optimal["status"] == "optimal" and optimal["inter_node_cost"] < even["inter_node_cost"]
     assert even["vs_even"] == {"traffic_pct": 0.0, "throughput_pct": 0.0, "latency_pct": 0.0}
     saved = 100 * (even["inter_node_cost"] - optimal["inter_node_cost"]) / even["inter_node_cost"]
     assert optimal["vs_even"]["traffic_pct"] == pytest.approx(saved)
-    chosen = [r["scheduler"] for r in result.records if r["recommended"]]
+    chosen = [r.scheduler for r in result.records if r.recommended]
     assert len(chosen) == 1 and result.verdict.startswith(f"recommended: {chosen[0]} (")
     # the reports' per-job decision (report.choice.decide) takes the same rule: the same record
     from streamplace.report.choice import decide
-    jobs = decide([{**r, "workload": "pair", "cluster": "abc"} for r in result.records])
+    jobs = decide([{"workload": "pair", "cluster": "abc", **r} for r in result.documents()])
     assert [r["scheduler"] for r in jobs if r["recommended"]] == chosen
 
 
 def test_compare_runs_storm_default_when_it_is_not_listed():
     result = sp.compare(_pair_job(), ["optimal"], time_limit=10)
-    (optimal,) = result.records
+    (optimal,) = result.documents()
     assert optimal["recommended"] is True and "vs_even" in optimal
     assert "against even: traffic saved" in result.verdict
 
@@ -92,7 +92,7 @@ def test_reschedule_moves_the_tasks_of_a_node_that_is_gone():
     problem = _pair_job()
     current = {"src[0]": ("a", 0), "dst[0]": ("a", 0), "src[1]": ("gone", 0), "dst[1]": ("gone", 0)}
     run = sp.reschedule(problem, current, "lns", time_limit=5, max_moves=0)
-    record = run.record
+    record = run.document()
     assert run.result.ok and record["forced_moves"] == 2            # the two tasks of the lost node
     moved = {d["task"] for d in record["diff"]}
     assert {"src[1]", "dst[1]"} <= moved
@@ -122,12 +122,12 @@ def test_export_and_storm_plan_of_a_placement_file(tmp_path):
     problem = _pair_job()
     run = sp.run_scheduler(problem, "optimal", time_limit=10)
     path = tmp_path / "optimal.json"
-    sp.write_document(run.record, path)
-    assert sp.evaluate_placement(problem, path)["inter_node_cost"] == run.record["inter_node_cost"]
+    sp.write_document(run.document(), path)
+    assert sp.evaluate_placement(problem, path)["inter_node_cost"] == run.record.evaluation.inter_node_cost
     name, plan = sp.storm_plan(problem, path)
-    assert name == "pair" and plan["scheduler"] == "optimal" and plan["placement"] == run.record["placement"]
+    assert name == "pair" and plan["scheduler"] == "optimal" and plan["placement"] == run.record.evaluation.placement
     heron = sp.export_placement(path, "heron", problem)
-    nodes = {where["node"] for where in run.record["placement"].values()}
+    nodes = {where["node"] for where in run.record.evaluation.placement.values()}
     assert set(heron.containers.values()) == nodes
     flink = sp.export_placement(path, "flink")
     assert flink.containers == {} and flink.document
@@ -139,10 +139,10 @@ def test_run_scheduler_records_a_chosen_parallelism(tmp_path):
     nasiri = sp.nasiri_workload("diamond", preset="nasiri-small")
     problem = Problem.from_topology(nasiri[0], sp.cluster_preset("nasiri-small"))
     run = sp.run_scheduler(problem, "throughput", profiling=nasiri[1])
-    chosen = run.record["parallelism"]
+    chosen = run.record.parallelism
     assert chosen == {op.name: op.parallelism for op in run.result.problem.topology.operators}
-    assert sum(chosen.values()) == len(run.record["placement"])
-    assert "parallelism" not in sp.run_scheduler(problem, "even").record
+    assert run.document()["parallelism"] == chosen and sum(chosen.values()) == len(run.record.evaluation.placement)
+    assert "parallelism" not in sp.run_scheduler(problem, "even").document()
 
 
 def test_no_subpackage_shadows_a_public_name():

@@ -44,11 +44,11 @@ def schedule(topology, cluster, name, params, seed, time_limit, output, fmt, pro
 def _show_run(run, output_path, fmt, title, hidden=()) -> None:
     """A scheduler run's record: written to ``output_path``, printed as JSON or a table; exit 3 without a placement."""
     if output_path:
-        sp.write_document(run.record, output_path)
+        sp.write_document(run.document(), output_path)
     if fmt == "json":
-        click.echo(sp.dumps_json(run.record))
+        click.echo(sp.dumps_json(run.document()))
     else:
-        Console().print(vertical({k: v for k, v in run.record.items() if k not in hidden}, title))
+        Console().print(vertical({k: v for k, v in run.document().items() if k not in hidden}, title))
         if run.result.message:
             err_console.print(f"[yellow]{run.result.scheduler}: {run.result.message}[/yellow]")
     if not run.result.ok:
@@ -156,7 +156,7 @@ def compare(topology, cluster, names, params, seed, time_limit, output, fmt, pro
     result = sp.compare(problem, chosen, per_scheduler, seed=seed, time_limit=time_limit, profiling=profiling,
                         objective=objective, model=model, on_note=note,
                         running=lambda name: err_console.status(f"running {name}..."))
-    records = result.records
+    records = result.documents()
     if fmt == "json":
         writes.emit(sp.dumps_json(records), output)
     elif fmt == "csv":

@@ -68,6 +68,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -82,7 +83,7 @@ from rich.table import Table
 
 from ..files import quote
 from ..model.performance import CostModel
-from ..evaluate.records import ResultRecord, own_job, records_to_csv
+from ..evaluate.records import ResultRecord, records_to_csv
 from ..model import Cluster, Problem, Topology
 from ..model.profiling import Profiling, derive_profiling
 from ..model.specs import atomic_write_text, cluster_to_dict, topology_to_dict, write_document
@@ -194,7 +195,7 @@ class DemoRun:
     """What :func:`run_demo` produced."""
 
     out_dir: Path
-    records: list[dict] = field(default_factory=list)
+    records: list[ResultRecord] = field(default_factory=list)
     skipped: list[dict] = field(default_factory=list)
     steps: dict[str, float] = field(default_factory=dict)
     applications: dict[str, dict] = field(default_factory=dict)
@@ -354,7 +355,7 @@ def schedule_all(instances: list[Instance], out_dir: Path, steps: _Steps, run: D
                 if record.own_job:   # the scheduler chose another job: its specs, its task count
                     record = dataclasses.replace(record, context={**record.context, "n_tasks": result.problem.topology.n_tasks},
                                                  extra=_own_job_files(out_dir, inst, result))
-                run.records.append(record.to_dict())
+                run.records.append(record)
             steps.advance()
 
 
@@ -364,38 +365,38 @@ def schedule_all(instances: list[Instance], out_dir: Path, steps: _Steps, run: D
 SCOREBOARD_ROWS = (("inter_node_cost", min), ("throughput", max), ("seconds", min))   # each with what "best" is
 
 
-def _comparable(rec: dict, key: str) -> bool:
+def _comparable(rec: ResultRecord, key: str) -> bool:
     """A value that competes for "best": a placement within capacity, of the given job
     (a scheduler that chose its own parallelism competes on throughput and time only)."""
-    return rec.get(key) is not None and rec.get("valid") is True and not (key == "inter_node_cost" and own_job(rec))
+    return rec.figure(key) is not None and rec.evaluation.valid and not (key == "inter_node_cost" and rec.own_job)
 
 
-def scoreboard(records: list[dict]) -> Table:
+def scoreboard(records: Sequence[ResultRecord]) -> Table:
     """Per workload x cluster, one column per scheduler: inter-node traffic, predicted throughput
     and solve time, the best of each row marked (the product's marks, :mod:`.display`)."""
-    names = ordered(rec["scheduler"] for rec in records)
+    names = ordered(rec.scheduler for rec in records)
     table = Table(title=", ".join(metric(key).label for key, _ in SCOREBOARD_ROWS), box=box.SIMPLE_HEAD,
                   caption=legend(MARKS), caption_justify="left")
     for col in ("workload", "cluster", "metric", *names):
         table.add_column(col, justify="left" if col in ("workload", "cluster", "metric") else "right")
-    by_instance: dict[tuple, dict[str, dict]] = {}
+    by_instance: dict[tuple, dict[str, ResultRecord]] = {}
     for rec in records:
-        by_instance.setdefault((rec["workload"], rec["cluster"]), {})[rec["scheduler"]] = rec
+        by_instance.setdefault((rec.context["workload"], rec.context["cluster"]), {})[rec.scheduler] = rec
     for (workload, cluster), recs in by_instance.items():
         for i, (key, pick) in enumerate(SCOREBOARD_ROWS):
-            candidates = [r[key] for r in recs.values() if _comparable(r, key)]
+            candidates = [r.figure(key) for r in recs.values() if _comparable(r, key)]
             best = pick(candidates) if candidates else None
             cells = []
             for name in names:
                 rec = recs.get(name)
-                value = rec.get(key) if rec else None
+                value = rec.figure(key) if rec else None
                 text = compact(value, key)
                 if value is not None and best is not None and _comparable(rec, key) and \
                         abs(value - best) <= COST_REL_TOL * max(1.0, abs(best)):
                     text = f"[{BEST.style}]{text}{BEST.symbol}[/]"
-                elif rec and value is not None and rec.get("valid") is False and key != "seconds":
+                elif rec and value is not None and not rec.evaluation.valid and key != "seconds":
                     text += OVERLOADED.symbol
-                if rec and key == "inter_node_cost" and own_job(rec) and value is not None:
+                if rec and key == "inter_node_cost" and rec.own_job and value is not None:
                     text += OWN_JOB.symbol
                 cells.append(text)
             table.add_row(workload if i == 0 else "", cluster if i == 0 else "", metric(key).short, *cells,
@@ -440,15 +441,16 @@ def _intro(run: DemoRun, quick: bool, wall: float) -> str:
 
 
 def _write_outputs(run: DemoRun, out_dir: Path, *, quick: bool, wall: float) -> None:
-    atomic_write_text(out_dir / "results.json", json.dumps(run.records, indent=1) + "\n")
-    atomic_write_text(out_dir / "results.csv", records_to_csv(run.records))
-    write_report(run.records, out_dir, title="streamplace demo", intro=_intro(run, quick, wall))
+    documents = [record.to_dict() for record in run.records]
+    atomic_write_text(out_dir / "results.json", json.dumps(documents, indent=1) + "\n")
+    atomic_write_text(out_dir / "results.csv", records_to_csv(documents))
+    write_report(documents, out_dir, title="streamplace demo", intro=_intro(run, quick, wall))
 
 
-def _scheduler_seconds(records: list[dict]) -> dict[str, float]:
+def _scheduler_seconds(records: Sequence[ResultRecord]) -> dict[str, float]:
     out: dict[str, float] = {}
     for rec in records:
-        out[rec["scheduler"]] = out.get(rec["scheduler"], 0.0) + rec["seconds"]
+        out[rec.scheduler] = out.get(rec.scheduler, 0.0) + rec.seconds
     return {k: round(v, 3) for k, v in out.items()}
 
 

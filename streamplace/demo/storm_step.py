@@ -25,6 +25,7 @@ import json
 import shutil
 import time
 from pathlib import Path
+from collections.abc import Sequence
 
 from ..model.performance import CostModel
 from ..model import Problem
@@ -35,6 +36,7 @@ from ..storm.plans import workers_of
 from ..storm.run import Job, RunSettings, run_jobs
 from ..storm.testbed import holder, preflight
 from ..evaluate.decision import recommend
+from ..evaluate.records import ResultRecord
 from ..fit.cases import predicted_figures
 from ..campaign.testbed import measured, saturated, saturated_job
 
@@ -43,28 +45,29 @@ MEASURE_S = 10.0
 WINDOW_S = 5.0
 
 
-def recommended(records: list[dict]) -> dict | None:
+def recommended(records: Sequence[ResultRecord]) -> ResultRecord | None:
     """The record to run beside Storm's default: the recommended one among the others
     (:func:`~streamplace.evaluate.decision.recommend`)."""
-    others = [r for r in records if r["scheduler"] != storm_default()]
+    others = [r for r in records if r.scheduler != storm_default()]
     index = recommend(others).index
     return None if index is None else others[index]
 
 
-def instance_to_run(records: list[dict]) -> tuple[dict, dict]:
-    """(a record of the instance, its recommended record): the application instance on the
-    heterogeneous cluster (on any cluster where none is) whose recommended plan has the fewest
-    workers (module docstring)."""
-    instances: dict[tuple, list[dict]] = {}
+def instance_to_run(records: Sequence[ResultRecord]) -> tuple[dict, ResultRecord]:
+    """(the instance's context: ``workload``, ``cluster`` ..., its recommended record): the
+    application instance on the heterogeneous cluster (on any cluster where none is) whose
+    recommended plan has the fewest workers (module docstring)."""
+    instances: dict[tuple, list[ResultRecord]] = {}
     for r in records:
-        if r.get("application"):
-            instances.setdefault((r["workload"], r["cluster"]), []).append(r)
+        if r.context.get("application"):
+            instances.setdefault((r.context["workload"], r.context["cluster"]), []).append(r)
     pool = [recs for (_, cluster), recs in instances.items() if "low" in cluster] or list(instances.values())
-    candidates = [(recs[0], best) for recs in pool if (best := recommended(recs)) is not None]
+    candidates = [(recs[0].context, best) for recs in pool if (best := recommended(recs)) is not None]
     if not candidates:
         names = ", ".join(f"{w} on {c}" for w, c in instances)
         raise StormError(f"no placement within capacity to run on Storm ({names})")
-    return min(candidates, key=lambda pair: len({(p["node"], p["worker"]) for p in pair[1]["placement"].values()}))
+    return min(candidates, key=lambda pair: len({(p["node"], p["worker"])
+                                                 for p in pair[1].evaluation.placement.values()}))
 
 
 def testbed_or_reason() -> tuple[str, str]:
@@ -79,15 +82,15 @@ def testbed_or_reason() -> tuple[str, str]:
     return "cluster", ""
 
 
-def run_storm_step(records: list[dict], out_dir: Path, problem_from_files, *, model: CostModel | None = None,
+def run_storm_step(records: Sequence[ResultRecord], out_dir: Path, problem_from_files, *, model: CostModel | None = None,
                    log=print) -> dict:
     """Runs the recommended placement and even's of the instance :func:`instance_to_run` picks;
     writes and returns ``DIR/storm/run.json``."""
     model = model or CostModel()
     first, best = instance_to_run(records)
-    problem = problem_from_files(out_dir, best)
+    problem = problem_from_files(out_dir, best.extra)
     mode, why = testbed_or_reason()
-    plan = placement_from_dict({"placement": best["placement"]}, problem.topology, problem.cluster, "demo record")
+    plan = placement_from_dict({"placement": best.evaluation.placement}, problem.topology, problem.cluster, "demo record")
     default = storm_default()   # Storm's own placement, with as many workers as the plan uses
     even = make_scheduler(default, {"workers": workers_of(plan)}).schedule(problem).placement
     if why:
@@ -97,7 +100,7 @@ def run_storm_step(records: list[dict], out_dir: Path, problem_from_files, *, mo
     bed = settings.testbed
     work = out_dir / "storm" / "work"
     shutil.rmtree(work, ignore_errors=True)
-    runs = {best["scheduler"]: plan, default: even}
+    runs = {best.scheduler: plan, default: even}
     if mode == "cluster":   # saturated; embedded Storm halts on back-pressure between its in-process workers
         jobs = [saturated_job(f"{first['workload']}-{name}", problem.topology, placement, MEASURE_S)
                 for name, placement in runs.items()]

@@ -17,14 +17,19 @@ from typing import Any, ContextManager
 from ..model import Problem
 from ..model.performance import CostModel
 from ..schedulers import available, make_scheduler, storm_default, time_limit_note
-from .records import result_record
+from .records import ResultRecord
 from .verdict import default_reference, judge, verdict
 
 
 @dataclass(frozen=True)
 class Comparison:
-    records: list[dict]   # one per scheduler, in order (``--format json`` / ``csv``)
-    verdict: str          # the recommendation in one line
+    records: tuple[ResultRecord, ...]   # one per scheduler, in order, marked by the decision rule
+    verdict: str                        # the recommendation in one line
+
+    def documents(self) -> list[dict]:
+        """The records' JSON form (``--format json`` / ``csv``): the change against the default
+        under ``vs_<default's name>``."""
+        return [record.to_dict(vs_key=f"vs_{storm_default()}") for record in self.records]
 
 
 def compare(problem: Problem, schedulers: Sequence[str] | None = None, params: dict[str, dict] | None = None, *,
@@ -39,8 +44,9 @@ def compare(problem: Problem, schedulers: Sequence[str] | None = None, params: d
     >>> from streamplace.workloads.microbench import microbench
     >>> from streamplace.workloads.catalogue import preset
     >>> job = Problem.from_topology(microbench("star", 12), preset("heterogeneous"))
-    >>> compare(job, ["even", "metis"]).verdict.startswith("recommended: ")
-    True
+    >>> result = compare(job, ["even", "metis"])
+    >>> result.verdict.startswith("recommended: "), sum(r.recommended for r in result.records)
+    (True, 1)
     """
     names = list(schedulers) if schedulers is not None else available()
     params = params or {}
@@ -51,10 +57,8 @@ def compare(problem: Problem, schedulers: Sequence[str] | None = None, params: d
     records = []
     for sched in built:
         with (running or (lambda _: contextlib.nullcontext()))(sched.name):
-            records.append(result_record(sched.schedule(problem), model=model))
-    default = storm_default()
+            records.append(ResultRecord.of(sched.schedule(problem), given=problem, model=model))
     reference = default_reference(records) or \
-        result_record(make_scheduler(default, {}, seed=seed).schedule(problem), model=model)
-    decision, why = judge(records, reference, objective, key=f"vs_{default}", n_tasks=problem.n_tasks,
-                          n_nodes=problem.cluster.n_nodes)
-    return Comparison(records, verdict(records, reference, decision, why, objective, key=f"vs_{default}"))
+        ResultRecord.of(make_scheduler(storm_default(), {}, seed=seed).schedule(problem), model=model)
+    judged = judge(records, reference, objective, n_tasks=problem.n_tasks, n_nodes=problem.cluster.n_nodes)
+    return Comparison(tuple(judged.records), verdict(judged, reference, objective))

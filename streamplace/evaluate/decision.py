@@ -19,7 +19,8 @@ sentence why the least-traffic placement is not the recommended one when they di
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from ..files import quote
 from .records import ResultRecord
@@ -33,26 +34,18 @@ class Decision:
     reason: str
 
 
-Record = ResultRecord | dict   # a typed record, or its JSON form (ResultRecord.to_dict)
-
-
-def _typed(record: Record) -> ResultRecord:
-    return record if isinstance(record, ResultRecord) else ResultRecord.from_dict(record)
-
-
-def _number(record: Record, key: str) -> float | None:
-    value = getattr(_typed(record).evaluation, key)
+def _number(record: ResultRecord, key: str) -> float | None:
+    value = getattr(record.evaluation, key)
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def eligible(record: Record) -> bool:
+def eligible(record: ResultRecord) -> bool:
     """A placement of the job as given (:attr:`ResultRecord.own_job`: not one whose scheduler
     chose another job) that respects capacity."""
-    typed = _typed(record)
-    return typed.evaluation.valid and typed.evaluation.placement is not None and not typed.own_job
+    return record.evaluation.valid and record.evaluation.placement is not None and not record.own_job
 
 
-def _key(record: dict, objective: str) -> tuple:
+def _key(record: ResultRecord, objective: str) -> tuple:
     inf = float("inf")
     throughput = _number(record, "throughput") or 0.0
     traffic = _number(record, "inter_node_cost")
@@ -65,7 +58,7 @@ def _key(record: dict, objective: str) -> tuple:
     return -throughput, traffic, latency
 
 
-def recommend(records: list[Record], objective: str = "throughput") -> Decision:
+def recommend(records: Sequence[ResultRecord], objective: str = "throughput") -> Decision:
     """The record to use under ``objective`` (module docstring), with the reason in words."""
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {quote(objective)}")
@@ -82,22 +75,20 @@ def recommend(records: list[Record], objective: str = "throughput") -> Decision:
     return Decision(best, f"{what} among {len(candidates)} placements within capacity ({ties}){tail}")
 
 
-def annotate(records: list[dict], reference: Record | None, objective: str = "throughput", *,
-             key: str = "vs_default") -> Decision:
-    """Marks ``records`` (one job's) in place: ``recommended`` on every record, ``reason`` on the
-    recommended one, and under ``key`` the change against ``reference`` (:func:`versus`) on every
-    record with a placement of the job as given (none without a reference). ``key`` is the JSON
-    name of :attr:`ResultRecord.vs_default` in the output at hand (the CLI's ``compare`` writes
-    ``vs_<default's name>``). Returns the decision."""
+def annotate(records: Sequence[ResultRecord], reference: ResultRecord | None,
+             objective: str = "throughput") -> tuple[Decision, list[ResultRecord]]:
+    """The decision on ``records`` (one job's) and the records marked with it (new records, the
+    given ones are immutable): ``recommended`` on every record, ``reason`` on the recommended
+    one, and ``vs_default``, the change against ``reference`` (:func:`versus`), on every record
+    with a placement of the job as given (none without a reference)."""
     decision = recommend(records, objective)
-    for i, record in enumerate(records):
-        typed = _typed(record)
-        if reference is not None and typed.evaluation.placement is not None and not typed.own_job:
-            record[key] = versus(record, reference)
-        record["recommended"] = i == decision.index
-    if decision.index is not None:
-        records[decision.index]["reason"] = decision.reason
-    return decision
+    marked = [replace(record, recommended=i == decision.index,
+                      reason=decision.reason if i == decision.index else record.reason,
+                      vs_default=versus(record, reference)
+                      if reference is not None and record.evaluation.placement is not None and not record.own_job
+                      else record.vs_default)
+              for i, record in enumerate(records)]
+    return decision, marked
 
 
 def _pct(value: float | None, reference: float | None, *, saved: bool = False) -> float | None:
@@ -106,20 +97,20 @@ def _pct(value: float | None, reference: float | None, *, saved: bool = False) -
     return (reference - value) / reference * 100.0 if saved else (value / reference - 1.0) * 100.0
 
 
-def versus(record: Record, reference: Record) -> dict:
+def versus(record: ResultRecord, reference: ResultRecord) -> dict:
     """``{traffic_pct, throughput_pct, latency_pct}`` of ``record`` against ``reference`` (None if unknown)."""
     return {"traffic_pct": _pct(_number(record, "inter_node_cost"), _number(reference, "inter_node_cost"), saved=True),
             "throughput_pct": _pct(_number(record, "throughput"), _number(reference, "throughput")),
             "latency_pct": _pct(_number(record, "latency_ms"), _number(reference, "latency_ms"))}
 
 
-def disagreement(records: list[Record], chosen: int, n_tasks: int, n_nodes: int | None) -> str | None:
+def disagreement(records: Sequence[ResultRecord], chosen: int, n_tasks: int, n_nodes: int | None) -> str | None:
     """Why the placement with the least inter-node traffic is not ``chosen``, or None if it is."""
     candidates = [i for i, r in enumerate(records) if eligible(r)]
     least = min(candidates, key=lambda i: (_key(records[i], "traffic"), i), default=None)
     if least is None or least == chosen or _key(records[least], "traffic")[0] == _key(records[chosen], "traffic")[0]:
         return None
-    low, pick = _typed(records[least]), _typed(records[chosen])
+    low, pick = records[least], records[chosen]
     used = low.evaluation.nodes_used
     of = f" of {n_nodes}" if n_nodes else ""
     where = f"packs {n_tasks} tasks on {used}{of} nodes" if used else "sends the least traffic"

@@ -97,6 +97,15 @@ class ResultRecord:
         """Whether the placement is of a job the scheduler chose itself (another job, not compared)."""
         return self.parallelism is not None
 
+    def figure(self, key: str):
+        """The value of a result key (``seconds``, ``lower_bound`` ...) or a metric key
+        (:data:`METRIC_KEYS`) by its JSON name, for tables that pick columns by name."""
+        if key in METRIC_KEYS:
+            return getattr(self.evaluation, key)
+        if key in _RESULT_KEYS:
+            return getattr(self, key)
+        raise KeyError(f"{key} is neither a result key ({', '.join(_RESULT_KEYS)}) nor a metric key")
+
     @classmethod
     def of(cls, result: ScheduleResult, *, given: Problem | None = None, include_placement: bool = True,
            model: performance.CostModel | None = None, context: dict | None = None,

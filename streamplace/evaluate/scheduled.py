@@ -1,8 +1,8 @@
 """One scheduler run and the record ``streamplace schedule`` / ``reschedule`` print and write.
 
 :func:`schedule` runs a scheduler built by :func:`~..schedulers.make_scheduler` and adds to
-:func:`.records.result_record` the operators' ``parallelism`` when the scheduler chose it (the
-result is then another job). :func:`reschedule` runs ``Scheduler.reschedule`` from a running
+its :class:`.records.ResultRecord` the operators' ``parallelism`` when the scheduler chose it
+(the result is then another job). :func:`reschedule` runs ``Scheduler.reschedule`` from a running
 placement and adds its move list: ``moves`` (tasks that change node within the budget),
 ``forced_moves`` (tasks that must move: their node is gone or over capacity) and ``diff``, each
 task that changes node with where it was and where it goes.
@@ -19,13 +19,17 @@ from ..model import Problem
 from ..model.performance import CostModel
 from ..schedulers import ScheduleResult, make_scheduler, time_limit_note
 from .diff import Targets, diff_targets, targets_of
-from .records import result_record
+from .records import ResultRecord
 
 
 @dataclass(frozen=True)
 class Scheduled:
     result: ScheduleResult
-    record: dict          # what ``--format json`` prints and ``-o`` writes
+    record: ResultRecord
+
+    def document(self) -> dict:
+        """The record's JSON form: what ``--format json`` prints and ``-o`` writes."""
+        return self.record.to_dict()
 
 
 def build(name: str, params: dict | None, *, seed: int | None, time_limit: float | None, profiling: Any = None,
@@ -46,14 +50,11 @@ def schedule(problem: Problem, name: str, params: dict | None = None, *, seed: i
     >>> from streamplace.workloads.microbench import microbench
     >>> from streamplace.workloads.catalogue import preset
     >>> run = schedule(Problem.from_topology(microbench("star", 12), preset("heterogeneous")), "even")
-    >>> run.record["scheduler"], len(run.record["placement"])
+    >>> run.record.scheduler, len(run.record.evaluation.placement)
     ('even', 12)
     """
     result = build(name, params, seed=seed, time_limit=time_limit, profiling=profiling, on_note=on_note).schedule(problem)
-    record = result_record(result, model=model)
-    if result.problem.topology != problem.topology:  # the scheduler chose the parallelism (throughput)
-        record["parallelism"] = {op.name: op.parallelism for op in result.problem.topology.operators}
-    return Scheduled(result, record)
+    return Scheduled(result, ResultRecord.of(result, given=problem, model=model))
 
 
 def current_targets(current: str | os.PathLike | Mapping) -> Targets:
@@ -71,10 +72,10 @@ def reschedule(problem: Problem, current: str | os.PathLike | Mapping, name: str
     running = current_targets(current)
     result = build(name, params, seed=seed, time_limit=time_limit, on_note=on_note).reschedule(
         problem, running, max_moves=max_moves, migration_weight=migration_weight)
-    record = result_record(result)
+    extra = {}
     if result.placement is not None:
         moved = result.details["reschedule"]
-        record.update(moves=moved["moves"], forced_moves=moved["forced_moves"],
-                      diff=[m.to_dict() for m in diff_targets(running, targets_of(problem, result.placement)).moves
-                            if m.before[0] != m.after[0]])
-    return Scheduled(result, record)
+        extra = dict(moves=moved["moves"], forced_moves=moved["forced_moves"],
+                     diff=[m.to_dict() for m in diff_targets(running, targets_of(problem, result.placement)).moves
+                           if m.before[0] != m.after[0]])
+    return Scheduled(result, ResultRecord.of(result, extra=extra))

@@ -26,6 +26,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
 from ..evaluate.decision import eligible
+from ..evaluate.records import ResultRecord
 from ..evaluate.verdict import default_reference, judge
 from ..schedulers import storm_default
 from .display import metric
@@ -48,15 +49,18 @@ def _jobs(records: Sequence[dict]) -> dict[str, list[int]]:
 def decide(records: Sequence[dict], objective: str = "throughput") -> list[dict]:
     """Copies of ``records`` with ``job``, ``recommended``, ``reason`` (on the recommended record:
     the rule, and why the least-traffic placement was not chosen when it was not), ``vs_default``
-    and the three flat percentages (None where the job has no default record)."""
+    and the three flat percentages (None where the job has no default record). Each job's rows
+    are judged as typed records (:class:`~streamplace.evaluate.records.ResultRecord`, read by
+    its ``from_dict``), the one rule of :func:`streamplace.evaluate.verdict.judge`."""
     out = [{**rec, "job": job_of(rec), "vs_default": None} for rec in records]
     for members in _jobs(records).values():
-        group = [out[i] for i in members]
-        decision, why = judge(group, default_reference(group), objective, key="vs_default")
-        for rec in group:
-            rec.update({flat: (rec["vs_default"] or {}).get(key) for flat, key in GAINS.items()})
-        if decision.index is not None:
-            group[decision.index]["reason"] += f". {why}" if why else ""
+        group = [ResultRecord.from_dict(records[i]) for i in members]
+        judged = judge(group, default_reference(group), objective)
+        for i, marked in zip(members, judged.records):
+            out[i].update(vs_default=marked.vs_default, recommended=marked.recommended,
+                          **{flat: (marked.vs_default or {}).get(key) for flat, key in GAINS.items()})
+            if marked.recommended:
+                out[i]["reason"] = marked.reason + (f". {judged.why}" if judged.why else "")
     return out
 
 
@@ -95,7 +99,7 @@ def plot_pareto(records: Sequence[dict]):
     for ax, job in zip(axes, jobs):
         group = [r for r in rows if r["job"] == job]
         points = np.array([[r["inter_node_cost"], r["throughput"]] for r in group], dtype=float)
-        ok = np.array([eligible(r) for r in group])
+        ok = np.array([eligible(ResultRecord.from_dict(r)) for r in group])
         for r, (x, y), valid in zip(group, points, ok):
             ax.scatter([x], [y], s=46, color=palette[r["scheduler"]] if valid else "white",
                        edgecolors=palette[r["scheduler"]] if not valid else "black", linewidths=1.0, zorder=3)

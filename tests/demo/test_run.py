@@ -19,7 +19,7 @@ from streamplace.demo.run import (QUICK, STEPS, app_clusters, measured_cpu_per_t
                                     run_demo, scoreboard)
 from streamplace.report import render as report
 from streamplace.cli import main
-from streamplace.evaluate.records import METRIC_KEYS, evaluation_record
+from streamplace.evaluate.records import METRIC_KEYS, ResultRecord, evaluation_record
 from streamplace.model import Operator, Problem, Stream, Topology
 from streamplace.model.specs import load_cluster, load_topology, placement_from_dict
 from streamplace.profile import load_profile_graph
@@ -213,8 +213,8 @@ def test_measured_cpu_of_a_demo_profile_is_the_operators_cost(demo):
 
 
 def _rec(scheduler, cost, thr, seconds, *, valid=True, **extra):
-    return {"workload": "w", "cluster": "c", "scheduler": scheduler, "inter_node_cost": cost, "throughput": thr,
-            "seconds": seconds, "valid": valid, **extra}
+    return ResultRecord.from_dict({"workload": "w", "cluster": "c", **extra, "scheduler": scheduler,
+                                   "inter_node_cost": cost, "throughput": thr, "seconds": seconds, "valid": valid})
 
 
 def test_scoreboard_marks_the_best_within_capacity_of_the_same_job():
@@ -239,8 +239,9 @@ def test_ends_with_the_recommended_placement_and_even_run_on_storm(demo):
     storm = run["storm"]
     mode, why = testbed_or_reason()
     assert storm["mode"] == mode and (storm["why_not_testbed"] or "") == why
-    best = recommended([r for r in records if (r["workload"], r["cluster"]) == (storm["workload"], storm["cluster"])])
-    assert [j["scheduler"] for j in storm["jobs"]] == [best["scheduler"], "even"]
+    best = recommended([ResultRecord.from_dict(r) for r in records
+                        if (r["workload"], r["cluster"]) == (storm["workload"], storm["cluster"])])
+    assert [j["scheduler"] for j in storm["jobs"]] == [best.scheduler, "even"]
     assert storm["jobs"][0]["workers"] == storm["jobs"][1]["workers"]   # even gets the plan's worker count
     for job in storm["jobs"]:
         assert job["plan_matches"], job                  # Storm ran exactly the placement

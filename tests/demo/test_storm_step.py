@@ -3,13 +3,15 @@
 import pytest
 
 from streamplace.demo.storm_step import instance_to_run
+from streamplace.evaluate.records import ResultRecord
 from streamplace.storm import StormError
 
 
 def _rec(workload, cluster, scheduler, throughput, workers, *, valid=True):
     placement = {f"t[{i}]": {"node": "n0", "worker": i % workers} for i in range(8)}
-    return {"workload": workload, "cluster": cluster, "application": workload, "scheduler": scheduler,
-            "throughput": throughput, "inter_node_cost": 1.0, "valid": valid, "placement": placement}
+    return ResultRecord.from_dict({"workload": workload, "cluster": cluster, "application": workload,
+                                   "scheduler": scheduler, "throughput": throughput, "inter_node_cost": 1.0,
+                                   "valid": valid, "placement": placement})
 
 
 def test_runs_the_heterogeneous_instance_whose_recommended_plan_has_fewest_workers():
@@ -19,12 +21,12 @@ def test_runs_the_heterogeneous_instance_whose_recommended_plan_has_fewest_worke
     first, best = instance_to_run(records)
     # big's recommended plan is lf (8 workers, metis' 2 do not count); even never is the recommended one;
     # the homogeneous cluster is not a candidate while a heterogeneous one is
-    assert (first["workload"], best["scheduler"]) == ("small", "optimal")
+    assert (first["workload"], best.scheduler) == ("small", "optimal")
 
 
 def test_without_a_heterogeneous_cluster_any_cluster_will_do():
     first, best = instance_to_run([_rec("a", "8high", "lf", 1.0, 4), _rec("b", "8high", "t3", 1.0, 2)])
-    assert (first["workload"], best["scheduler"]) == ("b", "t3")
+    assert (first["workload"], best.scheduler) == ("b", "t3")
 
 
 def test_no_placement_within_capacity_is_one_clear_error():

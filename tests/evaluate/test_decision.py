@@ -7,11 +7,13 @@ import pytest
 
 from streamplace.cli import main
 from streamplace.evaluate.decision import disagreement, recommend, versus
+from streamplace.evaluate.records import ResultRecord
 
 
-def rec(name, traffic, throughput, latency, *, valid=True, nodes=8, bottleneck=None):
-    return {"scheduler": name, "inter_node_cost": traffic, "throughput": throughput, "latency_ms": latency,
-            "valid": valid, "placement": {"x[0]": "n0"}, "nodes_used": nodes, "bottleneck": bottleneck}
+def rec(name, traffic, throughput, latency, *, valid=True, nodes=8, bottleneck=None, **more):
+    return ResultRecord.from_dict({**more, "scheduler": name, "inter_node_cost": traffic, "throughput": throughput,
+                                   "latency_ms": latency, "valid": valid, "placement": {"x[0]": "n0"},
+                                   "nodes_used": nodes, "bottleneck": bottleneck})
 
 
 # the [LF] star case: packing 40 tasks on 1 of 8 nodes sends no traffic but runs on one node's CPU
@@ -28,7 +30,7 @@ def test_throughput_first_ties_by_traffic_and_overload_never_wins():
     assert "among 3 placements within capacity" in decision.reason and "1 left out" in decision.reason
     assert recommend(records, "traffic").index == 0 and recommend(records, "latency").index == 0
     assert recommend([OVER]).index is None
-    assert recommend([dict(EVEN, parallelism={"a": 3})]).index is None   # another job
+    assert recommend([rec("even", 70.0, 1_460_000.0, 3.0, parallelism={"a": 3})]).index is None   # another job
     with pytest.raises(ValueError):
         recommend(records, "cost")
 

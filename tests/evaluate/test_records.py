@@ -51,7 +51,7 @@ def test_another_job_is_read_from_the_declaration():
     # throughput declares chooses_parallelism: a result for another job is marked and not a candidate
     mine = ResultRecord.of(result("throughput", chosen, placement), given=given)
     assert mine.own_job and mine.parallelism == {"a": 3, "b": 2}
-    assert own_job(mine.to_dict()) and not eligible(mine) and not eligible(mine.to_dict())
+    assert own_job(mine.to_dict()) and not eligible(mine) and not eligible(ResultRecord.from_dict(mine.to_dict()))
     # the same parallelism as given: the given job
     assert not ResultRecord.of(result("throughput", given, HAND), given=given).own_job
     # a scheduler that does not declare it is never marked, whatever its result's problem
