@@ -145,6 +145,16 @@ def test_run_scheduler_records_a_chosen_parallelism(tmp_path):
     assert "parallelism" not in sp.run_scheduler(problem, "even").document()
 
 
+def test_compare_reads_another_job_from_the_declaration_and_never_recommends_it():
+    nasiri = sp.nasiri_workload("diamond", preset="nasiri-small")
+    problem = Problem.from_topology(nasiri[0], sp.cluster_preset("nasiri-small"))
+    even, chosen = sp.compare(problem, ["even", "throughput"], profiling=nasiri[1]).records
+    # throughput declares chooses_parallelism and chose another job: marked, not compared, not recommended
+    assert chosen.own_job and chosen.parallelism != {op.name: op.parallelism for op in problem.topology.operators}
+    assert chosen.recommended is False and chosen.vs_default is None
+    assert even.recommended is True and even.vs_default == {"traffic_pct": 0.0, "throughput_pct": 0.0, "latency_pct": 0.0}
+
+
 def test_no_subpackage_shadows_a_public_name():
     """``sp.NAME`` is the API's NAME even once every subpackage is imported (a package named
     like a function, e.g. ``streamplace.reproduce``, would replace it as an attribute)."""
