@@ -1,8 +1,60 @@
-"""Shared test helpers: independent (loop-based) recomputation of costs."""
+"""Shared test helpers: independent (loop-based) recomputation of costs; which tests share a
+test worker.
+
+``make test`` runs the suite on two pytest-xdist workers (``--dist loadgroup``). The tests of a
+module that shares something expensive run on one worker, as one group
+(:func:`pytest_collection_modifyitems`), the first rule that applies:
+
+* ``testbed``: modules that use the Storm testbed (one at a time on a machine: its lock), and the
+  demo's, whose Storm step takes the testbed when it is free and embedded Storm when another run
+  holds it;
+* ``spark``: modules with a test on the session's SparkSession (one JVM of 1 GiB per worker
+  otherwise);
+* the module itself: modules with a module-scoped fixture (a Storm run, a fit, a sweep), which
+  would otherwise be set up once on each worker that gets one of its tests.
+"""
 
 import itertools
+from collections import defaultdict
+from pathlib import Path
 
 import pytest
+
+#: modules that run the testbed without asking for the ``testbed_ready`` fixture
+TESTBED_MODULES = {Path("demo") / "test_run.py"}
+
+
+def _shares(item) -> set[str]:
+    """What ``item`` shares with other tests: ``testbed``, ``spark``, ``module``."""
+    info = getattr(item, "_fixtureinfo", None)
+    defs = info.name2fixturedefs.values() if info is not None else ()
+    out = {"module"} if any(d and d[-1].scope == "module" for d in defs) else set()
+    fixtures = set(getattr(item, "fixturenames", ()))
+    if "testbed_ready" in fixtures:
+        out.add("testbed")
+    if "spark" in fixtures:
+        out.add("spark")
+    return out
+
+
+@pytest.hookimpl(tryfirst=True)   # before xdist's own hook, which reads the groups
+def pytest_collection_modifyitems(config, items):
+    here = Path(__file__).parent
+    modules = defaultdict(list)
+    for item in items:
+        modules[item.path.relative_to(here)].append(item)
+    for module, members in modules.items():
+        shared = set().union(*map(_shares, members))
+        if "testbed" in shared or module in TESTBED_MODULES:
+            group = "testbed"
+        elif "spark" in shared:
+            group = "spark"
+        elif "module" in shared:
+            group = module.as_posix()
+        else:
+            continue
+        for item in members:
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 def recompute_costs(problem, node, worker):

@@ -3,6 +3,7 @@ directory in this process (the ``cli`` fixture runs ``main``, as ``python -m str
 what involves Storm's JVM (Ctrl-C, settings only Storm can check) as a separate process."""
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -26,15 +27,16 @@ def files(tmp_path):
     return tmp_path
 
 
-def storm_jvms() -> set[int]:
-    """Live embedded-Storm JVMs."""
+def storm_jvms(under: Path) -> set[int]:
+    """Live embedded-Storm JVMs whose working files are ``under`` a directory (not those of
+    another test worker)."""
     out = set()
     for proc in Path("/proc").iterdir():
         try:
             cmd = (proc / "cmdline").read_bytes()
         except OSError:
             continue
-        if b"org.streamplace.storm.LocalRunner" in cmd:
+        if b"org.streamplace.storm.LocalRunner" in cmd and str(under).encode() in cmd:
             out.add(int(proc.name))
     return out
 
@@ -76,25 +78,29 @@ def test_storm_refuses_a_topology_name_with_a_dot(files, cli):
 
 def test_ctrl_c_stops_the_run_and_its_jvm(storm_ready, files):
     out = files / "out-interrupted"
-    before = storm_jvms()
+    before = storm_jvms(files)
     proc = subprocess.Popen([*CLI, "storm", "run", str(files / "t.yaml"), str(files / "c.yaml"), "-s", "even",
                              "--duration", "600", "--warmup", "0", "-o", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "TMPDIR": str(files)})   # its JVM's files: under ``files``
     try:
         deadline = time.monotonic() + 180
         for line in proc.stderr:
             if "measuring" in line or time.monotonic() > deadline:
                 break
-        ours = storm_jvms() - before
+        ours = storm_jvms(files) - before
         assert ours, "the run's JVM is up"
         proc.send_signal(signal.SIGINT)
         sent = time.monotonic()
         code = proc.wait(timeout=60)
+        left = ours & storm_jvms(files)
     finally:
         proc.kill()
+        for pid in storm_jvms(files) - before:   # a failed run's JVM, so that it does not outlive the test
+            os.kill(pid, signal.SIGKILL)
     assert code == 130, proc.stderr.read()
     assert time.monotonic() - sent < 10
-    assert not ours & storm_jvms(), "no JVM left"
+    assert not left, "no JVM left"
     assert not out.exists() and not list(files.glob(".out-interrupted.*")), "no partial output"
 
 

@@ -10,6 +10,7 @@ import org.apache.storm.StormSubmitter;
 import org.apache.storm.generated.ExecutorSummary;
 import org.apache.storm.generated.Nimbus;
 import org.apache.storm.generated.StormTopology;
+import org.apache.storm.generated.SubmitOptions;
 import org.apache.storm.generated.SupervisorSummary;
 import org.apache.storm.utils.NimbusClient;
 import org.apache.storm.utils.Utils;
@@ -81,10 +82,11 @@ public final class ClusterRunner implements Engine {
     }
 
     @Override
-    public void submit(String name, Map<String, Object> conf, StormTopology topology) throws Exception {
+    public void submit(String name, Map<String, Object> conf, StormTopology topology, SubmitOptions options)
+            throws Exception {
         Map<String, Object> withNimbus = new HashMap<>(conf);
         withNimbus.putAll(clientConf);   // StormSubmitter finds Nimbus through the topology's conf
-        StormSubmitter.submitTopology(name, withNimbus, topology);
+        StormSubmitter.submitTopology(name, withNimbus, topology, options);
     }
 
     /** From the topology's executor summaries: host = the node's address, port = its worker slot. */

@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Map;
 import org.apache.storm.generated.Nimbus;
 import org.apache.storm.generated.StormTopology;
+import org.apache.storm.generated.SubmitOptions;
 
 /** What {@link JobRunner} needs from a Storm cluster: {@link LocalRunner} (embedded) or {@link ClusterRunner} (testbed). */
 interface Engine {
@@ -18,7 +19,8 @@ interface Engine {
 
     Nimbus.Iface nimbus();
 
-    void submit(String name, Map<String, Object> conf, StormTopology topology) throws Exception;
+    /** Submits the topology with Storm's submit options (its initial status, active or inactive). */
+    void submit(String name, Map<String, Object> conf, StormTopology topology, SubmitOptions options) throws Exception;
 
     /** Storm's assignment of the topology: executor [first task, last task] -> slot. */
     Map<List<Long>, Slot> placement(String topologyId) throws Exception;

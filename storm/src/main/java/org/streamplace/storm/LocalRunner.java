@@ -12,6 +12,7 @@ import org.apache.storm.generated.Assignment;
 import org.apache.storm.generated.NodeInfo;
 import org.apache.storm.generated.Nimbus;
 import org.apache.storm.generated.StormTopology;
+import org.apache.storm.generated.SubmitOptions;
 
 /**
  * The embedded runner behind {@code streamplace storm run --mode embedded}: a LocalCluster with one
@@ -73,10 +74,11 @@ public final class LocalRunner implements Engine {
      * LocalFsBlobStoreFile.getOutputStream). The failed submission set up nothing under the name.
      */
     @Override
-    public void submit(String name, Map<String, Object> conf, StormTopology topology) throws Exception {
+    public void submit(String name, Map<String, Object> conf, StormTopology topology, SubmitOptions options)
+            throws Exception {
         for (int attempt = 1; ; attempt++) {
             try {
-                cluster.submitTopology(name, conf, topology);
+                cluster.submitTopologyWithOpts(name, conf, topology, options);
                 return;
             } catch (RuntimeException e) {
                 if (attempt == SUBMIT_ATTEMPTS || !isBlobStoreRace(e)) {

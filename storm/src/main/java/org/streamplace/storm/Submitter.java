@@ -2,6 +2,8 @@ package org.streamplace.storm;
 
 import java.util.Map;
 import org.apache.storm.Config;
+import org.apache.storm.generated.SubmitOptions;
+import org.apache.storm.generated.TopologyInitialStatus;
 
 /** Turns a job into a submitted Storm topology: its spec topology and its checked topology conf. */
 final class Submitter {
@@ -19,9 +21,16 @@ final class Submitter {
         return conf;
     }
 
+    /**
+     * Submits the job's topology: active, or inactive when the job is only placed (duration 0):
+     * Nimbus assigns an inactive topology and its workers start as usual, but its spouts are
+     * never asked for a tuple, so the JVM's CPU stays with Storm's daemons.
+     */
     static void submit(Engine engine, JobFile.Job j) throws Exception {
         Spec spec = Spec.read(j.topology());
-        engine.submit(j.name(), conf(j), SpecTopology.build(spec));
+        SubmitOptions options = new SubmitOptions(
+                j.durationS() == 0 ? TopologyInitialStatus.INACTIVE : TopologyInitialStatus.ACTIVE);
+        engine.submit(j.name(), conf(j), SpecTopology.build(spec), options);
         Events.emit("submitted", Map.of("job", j.name()));
     }
 
