@@ -26,7 +26,7 @@ TESTBED_MODULES = {Path("demo") / "test_run.py"}
 
 def _shares(item) -> set[str]:
     """What ``item`` shares with other tests: ``testbed``, ``spark``, ``module``."""
-    info = getattr(item, "_fixtureinfo", None)
+    info = getattr(item, "_fixtureinfo", None)   # pytest has no public way to a fixture's scope
     defs = info.name2fixturedefs.values() if info is not None else ()
     out = {"module"} if any(d and d[-1].scope == "module" for d in defs) else set()
     fixtures = set(getattr(item, "fixturenames", ()))

@@ -61,4 +61,4 @@ def compare(problem: Problem, schedulers: Sequence[str] | None = None, params: d
     reference = default_reference(records) or \
         ResultRecord.of(make_scheduler(storm_default(), {}, seed=seed).schedule(problem), model=model)
     judged = judge(records, reference, objective, n_tasks=problem.n_tasks, n_nodes=problem.cluster.n_nodes)
-    return Comparison(tuple(judged.records), verdict(judged, reference, objective))
+    return Comparison(judged.records, verdict(judged, reference, objective))

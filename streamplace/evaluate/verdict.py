@@ -25,7 +25,7 @@ class Judgement:
     """One job's records marked by the decision rule, the decision, and why the least-traffic
     placement is not the recommended one (None if it is, or if nothing is recommended)."""
 
-    records: list[ResultRecord]
+    records: tuple[ResultRecord, ...]
     decision: Decision
     why: str | None
 
@@ -45,11 +45,11 @@ def judge(records: Sequence[ResultRecord], reference: ResultRecord | None, objec
     its context's ``n_nodes``)."""
     decision, marked = annotate(records, reference, objective)
     if decision.index is None:
-        return Judgement(marked, decision, None)
+        return Judgement(tuple(marked), decision, None)
     chosen = marked[decision.index]
     n_tasks = len(chosen.evaluation.placement) if n_tasks is None else n_tasks
     n_nodes = chosen.context.get("n_nodes") if n_nodes is None else n_nodes
-    return Judgement(marked, decision, disagreement(marked, decision.index, n_tasks, n_nodes))
+    return Judgement(tuple(marked), decision, disagreement(marked, decision.index, n_tasks, n_nodes))
 
 
 def verdict(judged: Judgement, reference: ResultRecord, objective: str) -> str:
