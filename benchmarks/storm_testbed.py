@@ -28,6 +28,7 @@ from streamplace.reproduce.measured import load_runs
 from streamplace.fit import runs as fit_runs
 from streamplace.fit.cases import cases_from_runs
 from streamplace.fit.scores import NO_REPEAT_TAU, scores
+from streamplace.model.operating_point import OPERATING_POINTS
 from streamplace.model.performance import CostModel, load_cost_model
 from streamplace.model.specs import SpecError, atomic_write_text
 from streamplace.storm import StormError
@@ -104,6 +105,11 @@ def main() -> int:
                     help="a Storm topology setting for every job, over the campaign's own (repeatable; VALUE read as "
                          "YAML); recorded in each run's storm_conf, and runs of one cell with different settings are "
                          "never pooled")
+    ap.add_argument("--operating-point", default="10ms-sleeps", choices=list(OPERATING_POINTS),
+                    help="the named operating point every job runs at (Storm settings, ackers and max spout pending, "
+                         "CPU budget, link bandwidth; default 10ms-sleeps, the bundled model's)")
+    ap.add_argument("--schedulers", nargs="*", default=None,
+                    help="only these placements (labels of campaign.SCHEDULERS and campaign.NIMBUS_PLACED; default all)")
     ap.add_argument("--summary-only", action="store_true")
     ap.add_argument("--cost-model", type=Path, default=None,
                     help="predictions from this cost model file (default: the bundled model), recomputed for every run")
@@ -122,7 +128,14 @@ def main() -> int:
             settings = RunSettings(duration_s=args.duration, warmup_s=args.warmup, window_s=args.window, mode="cluster",
                                    testbed=TestbedSettings(cpu_period_ms=args.cpu_period_ms),
                                    storm_conf=parse_storm_conf(args.storm_conf))
+            chosen = set(args.schedulers) if args.schedulers is not None else None
+            known = {label for label, _, _ in campaign.SCHEDULERS} | set(campaign.NIMBUS_PLACED)
+            if chosen is not None and chosen - known:
+                raise ValueError(f"--schedulers: unknown {sorted(chosen - known)[0]!r} (known: {', '.join(sorted(known))})")
             campaign.run_campaign(args.output, campaign.experiments(names), reps=args.reps, settings=settings,
+                                  point=OPERATING_POINTS[args.operating_point],
+                                  schedulers=[s for s in campaign.SCHEDULERS if chosen is None or s[0] in chosen],
+                                  nimbus_placed=[s for s in campaign.NIMBUS_PLACED if chosen is None or s in chosen],
                                   model=CostModel(), first_rep=args.first_rep, testbed_per_rep=args.testbed_per_rep)
         except (StormError, ValueError) as exc:   # testbed preflight or start, unknown experiment
             print(f"error: {exc}", file=sys.stderr)

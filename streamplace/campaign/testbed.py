@@ -8,14 +8,15 @@ with theta 1 s and 0); each placement then runs ``reps`` times on the testbed of
 :mod:`streamplace.storm.testbed`, one job at a time, the order shuffled anew for every
 repetition so that no scheduler's runs sit in a row and drift of the machine spreads over all.
 
-Operating point: the spouts are saturated (every spout task asked for :data:`SATURATED_RATE`
-tuples/s; back-pressure holds them to what the placement sustains), so the measured rate is the
-placement's sustainable throughput, the figure the performance model predicts. Executor queues
-and the network buffers between workers are kept small (:data:`STORM_CONF`) so that
-back-pressure, not a queue still filling, sets the rate within the warm-up, and idle executors
-sleep rather than spin, so that a node's CPU goes to the work it hosts. The papers' own
-runs used Storm 1.x with acking and ``max.spout.pending``, where throughput also depends on
-latency; that operating point is not run here (no ackers: 0 acker executors).
+Operating point (:class:`~streamplace.model.operating_point.OperatingPoint`, default
+``10ms-sleeps``, the bundled cost model's): the spouts are saturated (every spout task asked for
+:data:`~streamplace.model.operating_point.SATURATED_RATE` tuples/s; back-pressure holds them to
+what the placement sustains), so the measured rate is the placement's sustainable throughput, the
+figure the CPU-bound model predicts; executor queues and the network buffers between workers are
+small, idle executors sleep 10 ms (:data:`~streamplace.model.operating_point.CAMPAIGN_CONF`); no
+ackers. Other named points turn acking and ``topology.max.spout.pending`` on, restore Storm's
+defaults, change the CPU budget or scale the links' bandwidth with it; every run record carries
+its point (``operating_point``).
 
 Measured per run (the papers' method: tuples executed per bolt task per 10-s period, warm-up
 discarded): ``per_bolt_task_10s``; ``throughput`` = tuples executed per second summed over all
@@ -45,6 +46,8 @@ from ..fit.cases import predicted_figures, with_model
 from ..fit.scores import repeat_tau
 from ..model.performance import CostModel
 from ..model import Placement, Problem, Topology
+from ..model.operating_point import CAMPAIGN_CONF, OPERATING_POINTS, SATURATED_RATE, OperatingPoint
+from ..model.specs import placement_from_dict
 from ..schedulers import make_scheduler
 from ..schedulers.papers import ISCHEDULER, ISCHEDULER_NO_OPTIMISER, OLS_RELAX
 from ..storm import records
@@ -63,34 +66,12 @@ SCHEDULERS = (
     ("ischeduler (theta=0)", "ischeduler", dict(ISCHEDULER_NO_OPTIMISER)),
     ("lf", "lf", {}),
     ("optimal", "optimal", {"time_limit": 10.0}),
+    ("lns", "lns", {"objective": "throughput", "time_limit": 10.0}),
 )
-SATURATED_RATE = 50_000.0  # tuples/s asked of every spout task: far above what 2 cores sustain
-#: Storm settings of every campaign run (why and the pilots that measured it:
-#: docs/performance-model.md, "Operating point"). Executor receive queues of 1,024 tuples instead
-#: of 32,768, so that back-pressure, not queues still filling, sets the rate within the warm-up.
-#: Idle and back-pressured executors sleep 1 ms at once instead of parking up to 1,000 times
-#: first, which kept every node hosting an idle executor at its CPU quota (spouts already sleep
-#: at once by default). Since 2026-11-26, 64-kB socket buffers and Netty write-buffer watermarks
-#: of 32/64 kB between workers instead of 5 MB and 8/16 MB, so that a sender waits for a slow
-#: receiver instead of piling up tens of MB per connection: with Storm's buffers frequent-routes'
-#: tuples were seconds old, its bolts executed 0.7-2x what the spouts sent in the measured window,
-#: and two testbeds ranked its placements at tau +0.44 (+0.72, 3.8 % apart, with these); every
-#: placement also runs 1.3-2.5x faster on the same CPU. Since the evening of 2026-11-26, those
-#: sleeps (spout, bolt and back-pressure wait strategies) last 10 ms instead of 1 ms: an idle or
-#: held-back executor woke about 1,000 times a second, and the executor threads of a node
-#: executing a few hundred tuples/s used a fifth to a half of its CPU quota
-#: (benchmarks/results/HISTORY.md, "Idle executors that wake every millisecond").
-STORM_CONF = {
-    "topology.executor.receive.buffer.size": 1024,
-    "topology.bolt.wait.progressive.level2.count": 0,
-    "topology.backpressure.wait.progressive.level2.count": 0,
-    "storm.messaging.netty.buffer_size": 65536,
-    "storm.messaging.netty.buffer.high.watermark": 65536,
-    "storm.messaging.netty.buffer.low.watermark": 32768,
-    "topology.spout.wait.progressive.level3.sleep.millis": 10,
-    "topology.bolt.wait.progressive.level3.sleep.millis": 10,
-    "topology.backpressure.wait.progressive.level3.sleep.millis": 10,
-}
+#: placements made by Nimbus itself, not by a plan: (label, what places them). ``storm-even``:
+#: no plan file, so the plugin leaves the topology to Storm's own EvenScheduler, with as many
+#: workers as streamplace's ``even`` placement uses (what ``topology.workers`` would say).
+NIMBUS_PLACED = ("storm-even",)
 QUICK_WORKLOADS = ("linear-io", "diamond-cpu", "smart-home@2high+4low")
 #: The testbed's operating point beyond ``STORM_CONF``, recorded with every run
 #: (``testbed_version``; runs without it are version 1). Version 2 (2026-11-26): class-data-
@@ -112,6 +93,7 @@ class Cell:
     problem: Problem
     placement: Placement | None
     reason: str = ""
+    by_nimbus: bool = False   # no plan: Storm's own scheduler places the job (placement None)
 
 
 def experiments(names: Sequence[str] | None = None) -> list[runtime.Scenario]:
@@ -141,18 +123,31 @@ def saturated(topology: Topology, rate: float = SATURATED_RATE) -> Topology:
     return Topology.build(topology.name, ops, topology.streams)
 
 
+def point_job(name: str, topology: Topology, placement: Placement | None, duration_s: float,
+              point: OperatingPoint = OPERATING_POINTS["10ms-sleeps"], workers: int | None = None) -> Job:
+    """A measured testbed job at operating point ``point``: ``topology`` with every spout task
+    asking for the point's source rate (:data:`SATURATED_RATE` when saturated), the point's Storm
+    settings, the traffic monitor on. ``placement`` None: no plan, Nimbus places the job on
+    ``workers`` workers (Storm's EvenScheduler)."""
+    topo = Topology.build(name, saturated(topology, point.source_rate or SATURATED_RATE).operators, topology.streams)
+    return Job(name, topo, placement, workers_of(placement) if placement is not None else int(workers or 1),
+               monitor=True, duration_s=duration_s, conf=point.conf())
+
+
 def saturated_job(name: str, topology: Topology, placement: Placement, duration_s: float) -> Job:
-    """A measured testbed job: ``topology`` with :func:`saturated` spouts, under ``placement``,
-    with the Storm settings of :data:`STORM_CONF` (small queues, idle executors sleeping) and the
-    traffic monitor on."""
-    topo = Topology.build(name, saturated(topology).operators, topology.streams)
-    return Job(name, topo, placement, workers_of(placement), monitor=True, duration_s=duration_s, conf=dict(STORM_CONF))
+    """A measured testbed job at the bundled model's operating point (``10ms-sleeps``):
+    saturated spouts, small queues, idle executors sleeping, the traffic monitor on."""
+    return point_job(name, topology, placement, duration_s)
 
 
-def plan(scenarios: Sequence[runtime.Scenario], schedulers=SCHEDULERS) -> list[Cell]:
+def plan(scenarios: Sequence[runtime.Scenario], schedulers=SCHEDULERS, nimbus_placed: Sequence[str] = ()) -> list[Cell]:
+    """Every scheduler's placement of every scenario, and a cell without placement (Nimbus
+    places it: ``by_nimbus``) for each label of ``nimbus_placed``."""
     cells = []
     for sc in scenarios:
         problem = Problem.from_topology(sc.topology, runtime.named_cluster(sc.cluster))
+        for label in nimbus_placed:
+            cells.append(Cell(f"{sc.topology.name}@{sc.cluster}", sc.kind, label, problem, None, by_nimbus=True))
         for label, name, params in schedulers:
             try:
                 result = make_scheduler(name, dict(params)).schedule(problem)
@@ -168,8 +163,13 @@ def job_name(cell: Cell, rep: int) -> str:
     return re.sub(r"[^A-Za-z0-9_-]+", "-", f"{cell.experiment}-{cell.scheduler}-r{rep}").strip("-")
 
 
-def measured(problem: Problem, placement: Placement, result: dict, monitor: Path, settings: RunSettings) -> dict:
-    """A run's figures from the monitor's records of its measured windows and the wire counters."""
+def measured(problem: Problem, placement: Placement | None, result: dict, monitor: Path, settings: RunSettings) -> dict:
+    """A run's figures from the monitor's records of its measured windows and the wire counters.
+
+    ``tasks`` (per task label: tuples executed per second and cores of its executor thread) and
+    ``streams`` (per ``"<from>><to>"`` operator pair: tuples per second) are what a calibration
+    (:mod:`streamplace.model.calibration`) reads from a run. ``placement`` None (Nimbus placed
+    the job): ``plan_matches`` is None."""
     topo = problem.topology
     start, end = result["measure_start"], result["measure_end"]
     seconds = end - start
@@ -190,20 +190,30 @@ def measured(problem: Problem, placement: Placement, result: dict, monitor: Path
         "monitor_inter_node_bytes_per_s": records.cross_node_bytes(traffic, node_of) / seconds if seconds > 0 else 0.0,
         "node_cpu": result.get("node_cpu", {}),
         "node_executor_cpu": {node: round(float(v), 6) for node, v in dict(executor_cpu).items()},
-        "plan_matches": result["assignment"] == placement.to_mapping(topo.task_labels, problem.cluster),
+        "plan_matches": (result["assignment"] == placement.to_mapping(topo.task_labels, problem.cluster)
+                         if placement is not None else None),
         "seconds": seconds, "windows": int(round(seconds / settings.window_s)),
+        **records.rates(load, traffic, topo, seconds),
     }
 
 
-def operating_point(settings: RunSettings) -> dict:
-    """What every record of a campaign run with ``settings`` carries about how it was measured:
-    the testbed's CPU budget and CFS period, its version, and the Storm settings its jobs ran with
-    (:data:`STORM_CONF` under ``settings.storm_conf``, merged as the run merges them:
-    ``RunSettings.over``). Runs of one cell that differ in these are never pooled
-    (:func:`~streamplace.reproduce.measured.load_campaigns`)."""
+def operating_point(settings: RunSettings, point: OperatingPoint = OPERATING_POINTS["10ms-sleeps"]) -> dict:
+    """What every record of a campaign run at ``point`` with ``settings`` carries about how it
+    was measured: the testbed's CPU budget and CFS period, its version, the Storm settings its
+    jobs ran with (the point's, under ``settings.storm_conf``, merged as the run merges them:
+    ``RunSettings.over``), its ackers, and the point itself (``operating_point``). Runs of one
+    cell that differ in these are never pooled (:func:`~streamplace.reproduce.measured.load_campaigns`)."""
     bed = settings.testbed
-    return {"cpu_budget": bed.budget(), "storm_conf": settings.over(STORM_CONF), "spout_selectivity": True,
-            "testbed_version": TESTBED_VERSION, "cpu_period_ms": bed.cpu_period_ms}
+    return {"cpu_budget": bed.budget(), "storm_conf": settings.over(point.conf()), "spout_selectivity": True,
+            "testbed_version": TESTBED_VERSION, "cpu_period_ms": bed.cpu_period_ms, "ackers": settings.ackers,
+            "bandwidth_scaled": bed.bandwidth_scaled, "operating_point": point.document()}
+
+
+def point_settings(point: OperatingPoint, settings: RunSettings) -> RunSettings:
+    """``settings`` with what ``point`` fixes: its ackers, CPU budget and link bandwidths."""
+    bed = dataclasses.replace(settings.testbed, cpu_budget=point.cpu_budget if point.cpu_budget is not None else settings.testbed.cpu_budget,
+                              bandwidth_scaled=point.bandwidth_scaled)
+    return dataclasses.replace(settings, ackers=point.ackers, testbed=bed)
 
 
 def run_order(cells: Sequence[Cell], reps: int, rng: random.Random, first_rep: int = 0) -> list[tuple[int, Cell]]:
@@ -240,32 +250,42 @@ def testbeds(cells: Sequence[Cell], reps: int, rng: random.Random, first_rep: in
 
 
 def run_campaign(out_dir: Path, scenarios: Sequence[runtime.Scenario], *, reps: int, settings: RunSettings,
-                 schedulers=SCHEDULERS, model: CostModel | None = None, seed: int = 0, first_rep: int = 0,
+                 point: OperatingPoint = OPERATING_POINTS["10ms-sleeps"], schedulers=SCHEDULERS,
+                 nimbus_placed: Sequence[str] = (), model: CostModel | None = None, seed: int = 0, first_rep: int = 0,
                  testbed_per_rep: bool = False, log: Callable[[str], None] = print) -> list[dict]:
     """Plans every cell, runs each ``reps`` times (:func:`run_order`; repetitions numbered from
-    ``first_rep``) and appends one record per run to ``out_dir/runs.jsonl`` as it finishes.
+    ``first_rep``) at operating point ``point`` and appends one record per run to
+    ``out_dir/runs.jsonl`` as it finishes.
 
-    One testbed per cluster runs all its repetitions, or with ``testbed_per_rep`` a fresh testbed
-    each repetition (its runs then also vary by what differs between testbeds, which repetitions
-    inside one testbed do not show). Each record names its testbed (``testbed``)."""
+    ``point`` fixes the ackers, the CPU budget and the links over ``settings``
+    (:func:`point_settings`). Cells of ``nimbus_placed`` (:data:`NIMBUS_PLACED`) run without a
+    plan; their record's ``placement`` is the assignment Storm made. One testbed per cluster runs
+    all its repetitions, or with ``testbed_per_rep`` a fresh testbed each repetition (its runs then
+    also vary by what differs between testbeds, which repetitions inside one testbed do not show).
+    Each record names its testbed (``testbed``)."""
     model = model or CostModel()
+    settings = point_settings(point, settings)
     out_dir.mkdir(parents=True, exist_ok=True)
     bed = settings.testbed
-    cells = plan(scenarios, schedulers)
-    skipped = [c for c in cells if c.placement is None]
+    cells = plan(scenarios, schedulers, nimbus_placed)
+    skipped = [c for c in cells if c.placement is None and not c.by_nimbus]
     for c in skipped:
         log(f"skipped {c.experiment} / {c.scheduler}: {c.reason}")
+    # Nimbus-placed jobs get as many workers as the even placement of their experiment uses
+    even_workers = {c.experiment: workers_of(c.placement) for c in cells if c.scheduler == "even" and c.placement is not None}
     runs_file = out_dir / "runs.jsonl"
     out: list[dict] = []
-    sessions = testbeds([c for c in cells if c.placement is not None], reps, random.Random(seed), first_rep, testbed_per_rep)
+    sessions = testbeds([c for c in cells if c.placement is not None or c.by_nimbus], reps, random.Random(seed), first_rep,
+                        testbed_per_rep)
     total = sum(len(order) for _, order in sessions)
-    point = operating_point(settings)
+    recorded = operating_point(settings, point)
     began = time.monotonic()
     for testbed, order in sessions:
         jobs, cell_of = [], {}
         for rep, c in order:
             name = job_name(c, rep)
-            jobs.append(saturated_job(name, c.problem.topology, c.placement, settings.duration_s))
+            jobs.append(point_job(name, c.problem.topology, c.placement, settings.duration_s, point,
+                                  workers=even_workers.get(c.experiment, len(c.problem.cluster.nodes))))
             cell_of[name] = (rep, c)
         work = out_dir / "work" / testbed
         monitor = work / "monitor"
@@ -276,13 +296,15 @@ def run_campaign(out_dir: Path, scenarios: Sequence[runtime.Scenario], *, reps: 
             if event.get("event") != "result":
                 return
             rep, c = cell_of[event["job"]]
-            rec = {"experiment": c.experiment, "kind": c.kind, "cluster": c.problem.cluster.name,
+            topo, cluster = c.problem.topology, c.problem.cluster
+            placement = c.placement if c.placement is not None else placement_from_dict(event["assignment"], topo, cluster)
+            rec = {"experiment": c.experiment, "kind": c.kind, "cluster": cluster.name,
                    "scheduler": c.scheduler, "rep": rep, "job": event["job"],
                    **measured(c.problem, c.placement, event, monitor, settings),
-                   "workers": workers_of(c.placement), "finished_s": round(time.monotonic() - began, 1),
-                   **point, "testbed": testbed,
-                   "placement": c.placement.to_mapping(c.problem.topology.task_labels, c.problem.cluster)}
-            rec.update(with_model(rec, predicted_figures(c.problem, c.placement, model, bed.budget())))
+                   "workers": workers_of(placement), "finished_s": round(time.monotonic() - began, 1),
+                   **recorded, "testbed": testbed, "placed_by": "nimbus" if c.by_nimbus else "plan",
+                   "placement": placement.to_mapping(topo.task_labels, cluster)}
+            rec.update(with_model(rec, predicted_figures(c.problem, placement, model, bed.budget())))
             out.append(rec)
             with open(runs_file, "a") as fh:
                 fh.write(json.dumps(rec) + "\n")

@@ -58,6 +58,27 @@ def throughput(load: pd.DataFrame, topology: Topology, seconds: float) -> tuple[
     return float(load.loc[~is_spout, "executed"].sum() / seconds), float(load.loc[is_spout, "executed"].sum() / seconds)
 
 
+def rates(load: pd.DataFrame, traffic: pd.DataFrame, topology: Topology, seconds: float) -> dict:
+    """What a calibration reads from a run: ``tasks`` (per task label: ``executed_per_s``, and
+    ``cpu_cores`` of its executor thread) and ``streams`` (per ``"<from>><to>"`` operator pair:
+    ``tuples_per_s`` sent over it), over the measured ``seconds``."""
+    if seconds <= 0:
+        return {"tasks": {}, "streams": {}}
+    tasks = {}
+    if len(load):
+        per_task = load.groupby("task")[["executed", "cpu_seconds"]].sum() / seconds
+        tasks = {str(label): {"executed_per_s": float(row.executed), "cpu_cores": float(row.cpu_seconds)}
+                 for label, row in per_task.iterrows()}
+    streams = {}
+    if len(traffic):
+        def op(label: str) -> str:
+            return label[:label.rindex("[")]
+        pairs = traffic.assign(src=traffic["src_task"].map(op), dst=traffic["dst_task"].map(op))
+        per_pair = pairs.groupby(["src", "dst"])["tuples"].sum() / seconds
+        streams = {f"{s}>{d}": {"tuples_per_s": float(v)} for (s, d), v in per_pair.items()}
+    return {"tasks": tasks, "streams": streams}
+
+
 def latency_summary(latency: pd.DataFrame) -> dict:
     """p50/p95/p99 and mean end-to-end latency in ms over all sink tasks and windows.
 

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from streamplace.campaign import testbed as campaign
+from streamplace.model.operating_point import CAMPAIGN_CONF, OPERATING_POINTS
 from streamplace.fit import runs as fit_runs, scores as fit_scores
 from streamplace.reproduce import measured
 from streamplace.model import Cluster, Node, Operator, Problem, Stream, Topology
@@ -147,6 +148,34 @@ def test_measured_sums_each_nodes_executor_cpu_over_the_measured_windows(tmp_pat
     assert rec["node_executor_cpu"] == {"n0": pytest.approx((0.5 + 0.3) * 2 / 20), "n1": pytest.approx((2.0 + 3.0) / 20)}
     assert rec["bolt_throughput"] == pytest.approx(200 / 20) and rec["source_rate"] == pytest.approx(200 / 20)
     assert rec["windows"] == 2 and rec["node_cpu"] == {"n0": {"cores": 0.1}}
+    # what a calibration reads: per task over the two measured windows, per operator pair
+    assert rec["tasks"]["b[1]"] == {"executed_per_s": pytest.approx(80 / 20), "cpu_cores": pytest.approx(5.0 / 20)}
+    assert rec["tasks"]["s[0]"]["executed_per_s"] == pytest.approx(200 / 20)
+    assert rec["streams"] == {}   # no traffic records written
+
+
+def test_a_run_nimbus_placed_has_no_plan_to_match(tmp_path):
+    topo = Topology.build("t", [Operator("s", 1, role="source", source_rate=10.0), Operator("b", 1, role="sink")],
+                          [Stream("s", "b")])
+    cluster = Cluster.build("c", [Node("n0", capacity=1.0, slots=1)])
+    rows = [{"window_start": 0.0, "window_seconds": 10.0, "src_task": "s[0]", "dst_task": "b[0]", "tuples": 50, "bytes": 500}]
+    (tmp_path / "traffic-t-6700-1.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = {"measure_start": 0.0, "measure_end": 10.0, "assignment": {}, "node_cpu": {}}
+    rec = campaign.measured(Problem.from_topology(topo, cluster), None, result, tmp_path, RunSettings(window_s=10.0))
+    assert rec["plan_matches"] is None and rec["streams"] == {"s>b": {"tuples_per_s": pytest.approx(5.0)}}
+
+
+def test_a_points_ackers_budget_and_links_reach_the_run_and_its_record():
+    point = OPERATING_POINTS["acking-msp50"]
+    settings = campaign.point_settings(point, RunSettings(mode="cluster"))
+    assert settings.ackers == 3 and settings.testbed.cpu_budget == 1.5 and not settings.testbed.bandwidth_scaled
+    rec = campaign.operating_point(settings, point)
+    assert rec["storm_conf"]["topology.max.spout.pending"] == 50 and rec["ackers"] == 3
+    assert rec["operating_point"]["name"] == "acking-msp50"
+    job = campaign.point_job("j", campaign.experiments(["linear-io"])[0].topology, None, 20.0, point, workers=4)
+    assert job.placement is None and job.workers == 4 and job.conf["topology.max.spout.pending"] == 50
+    assert all(op.source_rate == campaign.SATURATED_RATE * op.parallelism for op in job.topology.operators if op.role == "source")
+    assert campaign.point_settings(OPERATING_POINTS["bandwidth-scaled"], RunSettings()).testbed.bandwidth_scaled
 
 
 def test_runs_before_spouts_applied_selectivity_are_kept_apart_and_scored_as_they_ran(tmp_path):
@@ -180,17 +209,17 @@ def test_a_runs_operating_point_is_the_campaigns_storm_settings_under_the_given_
     from streamplace.storm.testbed import TestbedSettings
     given = {"storm.messaging.netty.buffer_size": 65536, "topology.executor.receive.buffer.size": 2048}
     point = campaign.operating_point(RunSettings(mode="cluster", storm_conf=given, testbed=TestbedSettings(cpu_period_ms=50)))
-    assert point["storm_conf"] == {**campaign.STORM_CONF, **given}
+    assert point["storm_conf"] == {**CAMPAIGN_CONF, **given}
     assert point["storm_conf"]["topology.executor.receive.buffer.size"] == 2048   # the given setting wins
     assert point["cpu_period_ms"] == 50 and point["testbed_version"] == campaign.TESTBED_VERSION
-    assert campaign.operating_point(RunSettings())["storm_conf"] == campaign.STORM_CONF
+    assert campaign.operating_point(RunSettings())["storm_conf"] == CAMPAIGN_CONF
 
 
 def test_the_docs_command_for_the_campaigns_operating_point_gives_exactly_its_storm_settings():
     """docs/storm.md shows `storm run` with the campaign's settings as --storm-conf options: they
-    must stay what campaign.STORM_CONF is (read as the CLI reads them: YAML values)."""
+    must stay what CAMPAIGN_CONF is (read as the CLI reads them: YAML values)."""
     text = (Path(__file__).resolve().parents[2] / "docs" / "storm.md").read_text()
     start = text.index("streamplace storm run TOPOLOGY CLUSTER -s metis")
     block = text[start:text.index("\n\n", start)]
     given = dict(kv.split("=", 1) for kv in re.findall(r"--storm-conf (\S+)", block))
-    assert {k: yaml.safe_load(v) for k, v in given.items()} == campaign.STORM_CONF
+    assert {k: yaml.safe_load(v) for k, v in given.items()} == CAMPAIGN_CONF

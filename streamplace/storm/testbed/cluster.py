@@ -71,6 +71,9 @@ class TestbedSettings:
     #: the CFS period of the nodes' quotas: a node of c cores runs c * period of CPU time per period
     #: and is throttled for the rest of it (at c = 0.2 and 100 ms, stalls of 80 ms)
     cpu_period_ms: float = PERIOD_US / 1000
+    #: links shaped to the spec's bandwidth times the CPU scale, so that a miniature keeps the
+    #: cluster's CPU:network ratio (False: every link keeps the spec's full bandwidth)
+    bandwidth_scaled: bool = False
 
     def __post_init__(self):
         if min(self.worker_heap_mb, self.supervisor_heap_mb, self.nimbus_heap_mb, self.zookeeper_heap_mb) < 64:
@@ -160,8 +163,9 @@ class Testbed:
         self.plan_dir = Path(plan_dir).resolve()
         self.settings = settings or TestbedSettings()
         self.log = log or (lambda message: None)
-        self.links = tuple(NodeLink(i, n.name, float(n.bandwidth)) for i, n in enumerate(cluster.nodes))
         self.cpu_scale = cpu_scale(cluster, self.settings.budget())
+        link_scale = self.cpu_scale if self.settings.bandwidth_scaled else 1.0
+        self.links = tuple(NodeLink(i, n.name, float(n.bandwidth) * link_scale) for i, n in enumerate(cluster.nodes))
         self.node_cpus = {n.name: float(n.cores) * self.cpu_scale for n in cluster.nodes}
         slowest = min(self.node_cpus, key=self.node_cpus.get)
         if self.node_cpus[slowest] * self.settings.cpu_period_ms < 1.0:   # the kernel's smallest quota is 1 ms

@@ -119,6 +119,17 @@ def test_cpu_scale_keeps_relative_speeds_within_the_budget():
     assert bed.node_cpus == {"hi": pytest.approx(1.0), "lo": pytest.approx(0.5)}
 
 
+def test_scaled_bandwidth_shrinks_every_link_with_the_cpu_scale():
+    from streamplace.model import Cluster, Node
+    from streamplace.storm.testbed import Testbed, TestbedSettings
+    cluster = Cluster.build("c", [Node("hi", 4, cores=4, bandwidth=1.25e8), Node("lo", 2, cores=2, bandwidth=1.25e8)])
+    full = Testbed(cluster, "/tmp/unused", "/tmp/unused", TestbedSettings(cpu_budget=1.5))
+    scaled = Testbed(cluster, "/tmp/unused", "/tmp/unused", TestbedSettings(cpu_budget=1.5, bandwidth_scaled=True))
+    assert [l.bandwidth for l in full.links] == [1.25e8, 1.25e8]
+    # 1.5 cores over 6: each node keeps a quarter of its cores, so a quarter of its link
+    assert [l.bandwidth for l in scaled.links] == [pytest.approx(1.25e8 / 4), pytest.approx(1.25e8 / 4)]
+
+
 def test_cpu_period_outside_the_kernels_bounds_is_one_clear_error():
     from streamplace.storm.testbed import TestbedSettings
     assert TestbedSettings(cpu_period_ms=10).cpu_period_ms == 10
