@@ -24,6 +24,13 @@ Schedule, evaluate, compare and recommend, reschedule, diff:
 >>> sp.reschedule(problem, "running.json", max_moves=3).record.extra["diff"]  # doctest: +SKIP
 >>> sp.diff_files("even.json", "metis.json", problem).node_moves       # doctest: +SKIP
 
+Predictions at the job's own operating point (calibrated on a run of the job, e.g. under Storm's
+even placement):
+
+>>> model = sp.calibrate(problem, "out/run-even")                      # doctest: +SKIP
+>>> sp.evaluate_placement(problem, "metis.json", cost_model=model)["throughput"]  # doctest: +SKIP
+>>> sp.compare(problem, ["even", "metis", "lns"], model=model).verdict  # doctest: +SKIP
+
 Other engines and Storm:
 
 >>> sp.export_placement("metis.json", "heron").document                          # doctest: +SKIP
@@ -69,7 +76,8 @@ from .model.errors import FieldError, InputError, Notice
 from .model.keyvalue import parse_bool, parse_pairs, per_scheduler
 from .memory import ENV as MEMORY_LIMIT_ENV
 from .memory import MemoryLimitError, memory_limit, parse_size
-from .model.performance import CostModel, load_cost_model, predict
+from .model.calibration import CalibratedModel
+from .model.performance import CostModel, Predictor, load_cost_model, predict
 from .model.profiling import DEFAULT_MET, profiling_to_dict
 from .files import (OutputError, check_output_dir, check_output_file, dumps_json, guarding, note_input, quote,
                     refuse_overlap)
@@ -98,8 +106,25 @@ def schedule(problem: Problem, scheduler: str, params: dict[str, Any] | None = N
     return make_scheduler(scheduler, params, seed=seed, time_limit=time_limit, profiling=profiling).schedule(problem)
 
 
+def calibrate(problem: Problem, run: str | os.PathLike, *, cost_model: CostModel | None = None) -> CalibratedModel:
+    """The performance model calibrated on ``run`` (a ``storm run`` output directory of
+    ``problem``'s job, or one made the same way on a real cluster:
+    :mod:`streamplace.storm.measured_run`): it predicts placements of this job at the operating
+    point the run had (acking, max spout pending, wait strategies, CPU budget)."""
+    from .model.calibration import calibrate as calibrated
+    from .storm.measured_run import read_run
+    return calibrated(problem, read_run(run, problem), cost_model)
+
+
+def predictor(problem: Problem, *, cost_model: CostModel | None = None,
+              calibrate_on: str | os.PathLike | None = None) -> Predictor | None:
+    """What predicts performance for a command: the model calibrated on ``calibrate_on`` (a run
+    directory) if given, else ``cost_model`` (None: the bundled default)."""
+    return calibrate(problem, calibrate_on, cost_model=cost_model) if calibrate_on is not None else cost_model
+
+
 def evaluate_placement(problem: Problem, placement: Placement | str | os.PathLike, *,
-                       cost_model: CostModel | None = None) -> dict:
+                       cost_model: Predictor | None = None) -> dict:
     """Every metric of ``placement`` (a :class:`Placement`, or a file: a schedule result or a label
     map), the record ``streamplace evaluate --format json`` prints. Not named ``evaluate``:
     ``streamplace.evaluate`` is the package of the metrics.
@@ -301,17 +326,17 @@ def nasiri_workload(layout: str, compute: str = "mixed", *, preset: str | None =
 NASIRI_CLUSTER_PRESETS = tuple(nasiri.CLUSTER_PRESETS)
 
 
-__all__ = ["APPLICATIONS", "CLUSTER_GENERATORS", "Cluster", "Comparison", "CostModel", "DEFAULT_MET", "Decision", "Evaluation",
+__all__ = ["APPLICATIONS", "CLUSTER_GENERATORS", "CalibratedModel", "Cluster", "Comparison", "CostModel", "DEFAULT_MET", "Decision", "Evaluation",
            "Exported", "FieldError", "InputError", "MAX_TIME_LIMIT", "MEMORY_LIMIT_ENV", "MemoryLimitError", "NASIRI_CLUSTER_PRESETS",
            "OutputError", "check_output_dir", "check_output_file", "dumps_json", "guarding", "memory_limit", "note_input", "PROFILE_FILES", "quote", "refuse_overlap",
            "Node", "Notice", "OBJECTIVES", "Operator", "ParameterError", "Placement", "PlanDiff", "PRESETS", "Problem",
            "Judgement", "REPRODUCE_PAPERS", "REQUIRED", "ResultRecord", "ScheduleResult", "Scheduled", "SpecError", "StormError", "StormRun",
            "Stream", "TOPOLOGIES", "Topology", "application", "atomic_write_text", "available", "build_task_graph",
-           "cluster_preset", "cluster_to_dict", "compare", "describe", "diff_files", "diff_placements",
+           "calibrate", "cluster_preset", "cluster_to_dict", "compare", "describe", "diff_files", "diff_placements",
            "evaluate_placement", "expand_paths", "export_placement", "format_value", "generate", "import_storm_ui", "judge",
            "load_cluster", "load_cost_model", "load_placement", "load_problem", "load_topology", "make_scheduler",
            "metric", "nasiri_workload", "parse_bool", "parse_pairs", "parse_size", "per_scheduler", "predict",
            "profile_records", "profiling_to_dict", "read_document", "recommend", "records_to_csv", "replay_traffic", "report_page",
-           "reproduce_papers", "reschedule", "result_record", "run_demo", "run_interruptible", "run_scheduler", "schedule",
+           "predictor", "Predictor", "reproduce_papers", "reschedule", "result_record", "run_demo", "run_interruptible", "run_scheduler", "schedule",
            "storm_plan", "storm_run", "storm_settings", "summary_table", "sweep", "sweep_report", "topology_to_dict",
            "write_document", "write_plan", "write_records"]

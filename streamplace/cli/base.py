@@ -100,6 +100,16 @@ def cost_model(path):
     return sp.load_cost_model(path) if path else None
 
 
+CALIBRATE_HELP = ("A run of this job (a `streamplace storm run` output directory, or one made the same way on a real "
+                  "cluster: docs/performance-model.md, \"Calibration\"): predictions are calibrated on it, at the "
+                  "operating point it ran at (acking, max spout pending, wait strategies, CPU budget).")
+
+
+def calibrate_option(command):
+    return click.option("--calibrate", "calibrate_run", type=click.Path(), default=None, metavar="RUN",
+                        help=CALIBRATE_HELP)(command)
+
+
 def note(text: str) -> None:
     """A note on stderr (``streamplace: note: ...``)."""
     click.echo(f"streamplace: note: {text}", err=True)

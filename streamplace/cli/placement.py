@@ -14,7 +14,7 @@ import streamplace as sp
 
 from . import output as writes
 from .base import (OutputPath, PROFILE_HELP, PROFILING_HELP, SECONDS, SEED, FiniteFloat, UserError, cli,
-                   cost_model_option, err_console, note, vertical)
+                   calibrate_option, cost_model_option, err_console, note, vertical)
 from .base import cost_model as load_model
 
 # compare's table (JSON and CSV carry every key, cohesion and coupling too)
@@ -33,11 +33,12 @@ TABLE_KEYS = ("scheduler", "status", "valid", "inter_node_cost", "lower_bound", 
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--profiling", type=click.Path(), default=None, help=PROFILING_HELP)
 @click.option("--profile", "profile_dir", type=click.Path(), default=None, help=PROFILE_HELP)
-def schedule(topology, cluster, name, params, seed, time_limit, output, fmt, profiling, profile_dir):
+@calibrate_option
+def schedule(topology, cluster, name, params, seed, time_limit, output, fmt, profiling, profile_dir, calibrate_run):
     """Schedule TOPOLOGY on CLUSTER with one scheduler."""
     problem = sp.load_problem(topology, cluster, profile_dir)
     run = sp.run_scheduler(problem, name, sp.parse_pairs(params), seed=seed, time_limit=time_limit,
-                           profiling=profiling, on_note=note)
+                           profiling=profiling, model=sp.predictor(problem, calibrate_on=calibrate_run), on_note=note)
     _show_run(run, output, fmt, f"{run.result.scheduler}: {problem.topology.name} on {problem.cluster.name}")
 
 
@@ -99,7 +100,9 @@ def diff(first, second, topology, cluster, fmt):
               help="Traffic units one moved task costs: minimise traffic + W x tasks moved.")
 @click.option("-o", "--output", type=OutputPath("document"), help="Write the new placement (JSON) here.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def reschedule(topology, cluster, current_path, name, params, seed, time_limit, max_moves, migration_weight, output, fmt):
+@calibrate_option
+def reschedule(topology, cluster, current_path, name, params, seed, time_limit, max_moves, migration_weight, output, fmt,
+               calibrate_run):
     """A new placement for a job running as --current: least traffic with at most --max-moves tasks moved.
 
     Tasks on nodes no longer in CLUSTER, or on a node over capacity, must move whatever the budget
@@ -107,7 +110,8 @@ def reschedule(topology, cluster, current_path, name, params, seed, time_limit, 
     Nimbus' next round."""
     problem = sp.load_problem(topology, cluster)
     run = sp.reschedule(problem, current_path, name, sp.parse_pairs(params), seed=seed, time_limit=time_limit,
-                        max_moves=max_moves, migration_weight=migration_weight, on_note=note)
+                        max_moves=max_moves, migration_weight=migration_weight,
+                        model=sp.predictor(problem, calibrate_on=calibrate_run), on_note=note)
     _show_run(run, output, fmt, f"{run.result.scheduler}: reschedule {problem.topology.name} on {problem.cluster.name}",
               hidden=("diff",))
 
@@ -119,11 +123,13 @@ def reschedule(topology, cluster, current_path, name, params, seed, time_limit, 
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--profile", "profile_dir", type=click.Path(), default=None, help=PROFILE_HELP)
 @cost_model_option
-def evaluate(topology, cluster, placement, fmt, profile_dir, cost_model):
+@calibrate_option
+def evaluate(topology, cluster, placement, fmt, profile_dir, cost_model, calibrate_run):
     """Evaluate the PLACEMENT of TOPOLOGY on CLUSTER (a schedule result or a label map)."""
     model = load_model(cost_model)
     problem = sp.load_problem(topology, cluster, profile_dir)
-    record = sp.evaluate_placement(problem, placement, cost_model=model)
+    record = sp.evaluate_placement(problem, placement,
+                                   cost_model=sp.predictor(problem, cost_model=model, calibrate_on=calibrate_run))
     if fmt == "json":
         click.echo(sp.dumps_json(record))
     else:
@@ -144,11 +150,12 @@ def evaluate(topology, cluster, placement, fmt, profile_dir, cost_model):
 @click.option("--objective", type=click.Choice(["throughput", "traffic", "latency"]), default="throughput",
               show_default=True, help="What the recommended placement is best at (within capacity).")
 @cost_model_option
+@calibrate_option
 def compare(topology, cluster, names, params, seed, time_limit, output, fmt, profiling, profile_dir, objective,
-            cost_model):
+            cost_model, calibrate_run):
     """Run several schedulers on TOPOLOGY and CLUSTER and compare their placements."""
-    model = load_model(cost_model)
     problem = sp.load_problem(topology, cluster, profile_dir)
+    model = sp.predictor(problem, cost_model=load_model(cost_model), calibrate_on=calibrate_run)
     if names is not None and not any(n.strip() for n in names.split(",")):
         raise UserError(f"--schedulers: names no scheduler (got {sp.quote(names)}); leave it out to run every scheduler")
     chosen = [n.strip() for n in names.split(",") if n.strip()] if names is not None else sp.available()

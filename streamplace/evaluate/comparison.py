@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, ContextManager
 
 from ..model import Problem
-from ..model.performance import CostModel
+from ..model.performance import Predictor
 from ..schedulers import available, make_scheduler, storm_default, time_limit_note
 from .records import ResultRecord
 from .verdict import default_reference, judge, verdict
@@ -34,7 +34,7 @@ class Comparison:
 
 def compare(problem: Problem, schedulers: Sequence[str] | None = None, params: dict[str, dict] | None = None, *,
             seed: int | None = None, time_limit: float | None = None, profiling: Any = None,
-            objective: str = "throughput", model: CostModel | None = None,
+            objective: str = "throughput", model: Predictor | None = None,
             on_note: Callable[[str], None] | None = None,
             running: Callable[[str], ContextManager] | None = None) -> Comparison:
     """Runs ``schedulers`` (default: all) on ``problem`` with their ``params`` (scheduler name ->
@@ -54,6 +54,8 @@ def compare(problem: Problem, schedulers: Sequence[str] | None = None, params: d
     if note and on_note:
         on_note(note)
     built = [make_scheduler(n, params.get(n), seed=seed, time_limit=time_limit, profiling=profiling) for n in names]
+    if model is not None:   # schedulers that predict performance (lns' throughput objective) use the same model
+        built = [sched.with_predictor(model) for sched in built]
     records = []
     for sched in built:
         with (running or (lambda _: contextlib.nullcontext()))(sched.name):

@@ -44,12 +44,15 @@ class Evaluation:
 
     @classmethod
     def of(cls, problem: Problem, placement: Placement, *, include_placement: bool = True,
-           model: performance.CostModel | None = None) -> "Evaluation":
-        """Metric keys of ``placement``; the performance keys under ``model`` (default: the bundled one)."""
+           model: performance.Predictor | None = None) -> "Evaluation":
+        """Metric keys of ``placement``; the performance keys under ``model`` (default: the bundled
+        cost model; a calibrated model predicts at the operating point of the run it was calibrated on)."""
         values = metrics.summary(problem, placement)
         values["cohesion"] = metrics.cohesion(problem, placement)
         values["coupling"] = metrics.coupling(problem, placement)
-        values.update(performance.predict(problem, placement, model or performance.CostModel()).summary())
+        model = model or performance.CostModel()
+        values.update(model.summary(problem, placement) if model.covers(problem)
+                      else dict.fromkeys(("throughput", "bottleneck", "latency_ms")))
         values = {key: _defined(values[key]) for key in METRIC_KEYS}
         return cls(**values, valid=not problem.violations(placement),
                    placement=placement.to_mapping(problem.topology.task_labels, problem.cluster) if include_placement else None)
@@ -108,7 +111,7 @@ class ResultRecord:
 
     @classmethod
     def of(cls, result: ScheduleResult, *, given: Problem | None = None, include_placement: bool = True,
-           model: performance.CostModel | None = None, context: dict | None = None,
+           model: performance.Predictor | None = None, context: dict | None = None,
            extra: dict | None = None) -> "ResultRecord":
         """The record of ``result``; ``given``: the problem the scheduler was asked to place (for
         a scheduler that chooses the parallelism: whether it chose another job)."""
@@ -183,7 +186,7 @@ def own_job(record: "ResultRecord | dict") -> bool:
 
 
 def evaluation_record(problem: Problem, placement: Placement, *, include_placement: bool = True,
-                      model: performance.CostModel | None = None) -> dict:
+                      model: performance.Predictor | None = None) -> dict:
     """The JSON form of :meth:`Evaluation.of` (``streamplace evaluate``)."""
     evaluation = dataclasses.asdict(Evaluation.of(problem, placement, include_placement=include_placement, model=model))
     if not include_placement:
@@ -192,7 +195,7 @@ def evaluation_record(problem: Problem, placement: Placement, *, include_placeme
 
 
 def result_record(result: ScheduleResult, *, include_placement: bool = True,
-                  model: performance.CostModel | None = None, given: Problem | None = None) -> dict:
+                  model: performance.Predictor | None = None, given: Problem | None = None) -> dict:
     """The JSON form of :meth:`ResultRecord.of`: ``scheduler``, ``status``, ``seconds``,
     ``lower_bound``, ``message``, ``params``, the metric keys, ``valid``, ``placement``, ``details``."""
     return ResultRecord.of(result, include_placement=include_placement, model=model, given=given).to_dict()

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..model import Problem
-from ..model.performance import CostModel
+from ..model.performance import Predictor
 from ..schedulers import ScheduleResult, make_scheduler, time_limit_note
 from .diff import Targets, diff_targets, targets_of
 from .records import ResultRecord
@@ -43,7 +43,7 @@ def build(name: str, params: dict | None, *, seed: int | None, time_limit: float
 
 
 def schedule(problem: Problem, name: str, params: dict | None = None, *, seed: int | None = None,
-             time_limit: float | None = None, profiling: Any = None, model: CostModel | None = None,
+             time_limit: float | None = None, profiling: Any = None, model: Predictor | None = None,
              on_note: Callable[[str], None] | None = None) -> Scheduled:
     """``name`` run on ``problem``, with its record.
 
@@ -53,7 +53,10 @@ def schedule(problem: Problem, name: str, params: dict | None = None, *, seed: i
     >>> run.record.scheduler, len(run.record.evaluation.placement)
     ('even', 12)
     """
-    result = build(name, params, seed=seed, time_limit=time_limit, profiling=profiling, on_note=on_note).schedule(problem)
+    scheduler = build(name, params, seed=seed, time_limit=time_limit, profiling=profiling, on_note=on_note)
+    if model is not None:   # a scheduler that predicts performance (lns' throughput objective) uses the same model
+        scheduler = scheduler.with_predictor(model)
+    result = scheduler.schedule(problem)
     return Scheduled(result, ResultRecord.of(result, given=problem, model=model))
 
 
@@ -67,15 +70,19 @@ def current_targets(current: str | os.PathLike | Mapping) -> Targets:
 
 def reschedule(problem: Problem, current: str | os.PathLike | Mapping, name: str = "lns", params: dict | None = None, *,
                seed: int | None = None, time_limit: float | None = None, max_moves: int | None = None,
-               migration_weight: float = 0.0, on_note: Callable[[str], None] | None = None) -> Scheduled:
-    """A new placement for the job running as ``current``, with its move list (module docstring)."""
+               migration_weight: float = 0.0, model: Predictor | None = None,
+               on_note: Callable[[str], None] | None = None) -> Scheduled:
+    """A new placement for the job running as ``current``, with its move list (module docstring);
+    ``model`` predicts the record's performance figures (and lns' throughput objective's)."""
     running = current_targets(current)
-    result = build(name, params, seed=seed, time_limit=time_limit, on_note=on_note).reschedule(
-        problem, running, max_moves=max_moves, migration_weight=migration_weight)
+    scheduler = build(name, params, seed=seed, time_limit=time_limit, on_note=on_note)
+    if model is not None:
+        scheduler = scheduler.with_predictor(model)
+    result = scheduler.reschedule(problem, running, max_moves=max_moves, migration_weight=migration_weight)
     extra = {}
     if result.placement is not None:
         moved = result.details["reschedule"]
         extra = dict(moves=moved["moves"], forced_moves=moved["forced_moves"],
                      diff=[m.to_dict() for m in diff_targets(running, targets_of(problem, result.placement)).moves
                            if m.before[0] != m.after[0]])
-    return Scheduled(result, ResultRecord.of(result, extra=extra))
+    return Scheduled(result, ResultRecord.of(result, extra=extra, model=model))

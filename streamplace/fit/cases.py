@@ -2,12 +2,12 @@
 
 A *case* is one placement of one experiment with the mean bolt throughput measured over its
 runs. Its prediction is :func:`~streamplace.model.performance.predict` on the cluster as the
-testbed ran it (each node's cores times the testbed's CPU scale, :func:`cpu_scale`).
+testbed ran it (each node's cores times the testbed's CPU scale,
+:func:`~streamplace.model.cluster.cpu_scale`).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model import Cluster, Placement, Problem
+from ..model.cluster import scaled_cluster
 from ..model.specs import placement_from_dict
 from ..model.performance import CostModel, predict
 
@@ -32,19 +33,6 @@ class Case:
     sd: float = math.nan    # sample standard deviation of the runs (nan: one run)
     #: node -> mean cores its cgroup used over the runs that measured it (None: none did)
     node_cores: Mapping[str, float] | None = None
-
-
-def cpu_scale(cluster: Cluster, budget: float) -> float:
-    """The Storm testbed's one factor on every node's cores: ``min(1, budget / total cores)``, so
-    the nodes keep their relative speeds and together get ``budget`` cores at most."""
-    total = float(sum(n.cores for n in cluster.nodes))
-    return min(1.0, budget / total) if total > 0 else 1.0
-
-
-def scaled_cluster(cluster: Cluster, cpu_budget: float) -> Cluster:
-    """The cluster as the testbed runs it: each node's cores times :func:`cpu_scale`."""
-    scale = cpu_scale(cluster, cpu_budget)
-    return Cluster.build(cluster.name, [dataclasses.replace(n, cores=n.cores * scale) for n in cluster.nodes])
 
 
 def cases_from_runs(runs: Sequence[dict], problem_of: Callable[[dict], Problem], cpu_budget: float) -> list[Case]:

@@ -7,6 +7,7 @@ node). ``slots`` is the number of worker processes the node may run (Storm's
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -96,3 +97,19 @@ class Cluster:
         """Rack id per node (nodes without a rack share rack 0)."""
         names: dict[str | None, int] = {}
         return np.array([names.setdefault(n.rack, len(names)) for n in self.nodes], dtype=np.int64)
+
+
+def cpu_scale(cluster: Cluster, budget: float) -> float:
+    """The Storm testbed's one factor on every node's cores: ``min(1, budget / total cores)``, so
+    the nodes keep their relative speeds and together get ``budget`` cores at most."""
+    total = float(sum(n.cores for n in cluster.nodes))
+    return min(1.0, budget / total) if total > 0 else 1.0
+
+
+def scaled_cluster(cluster: Cluster, cpu_budget: float, *, bandwidth_scaled: bool = False) -> Cluster:
+    """The cluster as the testbed runs it: each node's cores times :func:`cpu_scale`, and with
+    ``bandwidth_scaled`` its bandwidth too."""
+    scale = cpu_scale(cluster, cpu_budget)
+    return Cluster.build(cluster.name, [dataclasses.replace(n, cores=n.cores * scale,
+                                                            bandwidth=n.bandwidth * scale if bandwidth_scaled else n.bandwidth)
+                                        for n in cluster.nodes])

@@ -46,7 +46,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from functools import partial
 from types import MappingProxyType
-from typing import Mapping
+from typing import Mapping, Protocol
 
 import numpy as np
 
@@ -136,6 +136,18 @@ class CostModel:
                 raise ValueError(f"CostModel.machine_speed[{quote(machine_type)}] must be a finite number > 0, got {speed}")
         object.__setattr__(self, "machine_speed", MappingProxyType(dict(self.machine_speed)))
 
+    def summary(self, problem: Problem, placement: Placement) -> dict:
+        """``throughput``, ``bottleneck`` and ``latency_ms`` of ``placement`` (:class:`Predictor`)."""
+        return predict(problem, placement, self).summary()
+
+    def performance(self, problem: Problem, placement: Placement) -> "Performance":
+        """:func:`predict` under these constants (:class:`Predictor`)."""
+        return predict(problem, placement, self)
+
+    def covers(self, problem: Problem) -> bool:
+        """Every job: the constants are not tied to one (:class:`Predictor`)."""
+        return True
+
     def speeds(self, cluster: Cluster) -> np.ndarray:
         """Per-node core speed."""
         return np.array([self.machine_speed.get(n.machine_type, 1.0) for n in cluster.nodes])
@@ -177,6 +189,20 @@ def load_cost_model(path) -> CostModel:
         return CostModel(**numbers)
     except (TypeError, ValueError) as exc:
         raise SpecError(path, "cost_model", str(exc)) from None
+
+
+class Predictor(Protocol):
+    """What the metrics read a placement's performance from: the bundled :class:`CostModel`, or
+    a model calibrated on the job's own run (:class:`~streamplace.model.calibration.CalibratedModel`)."""
+
+    def summary(self, problem: Problem, placement: Placement) -> dict:
+        """``throughput`` (tuples/s executed by every task), ``bottleneck``, ``latency_ms``."""
+
+    def covers(self, problem: Problem) -> bool:
+        """Whether it predicts ``problem`` (a calibrated model predicts only its own job)."""
+
+    def performance(self, problem: Problem, placement: Placement) -> "Performance":
+        """The full prediction (per-node demand and capacity, what a search reads)."""
 
 
 @dataclass(frozen=True, eq=False)

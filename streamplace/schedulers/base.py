@@ -120,7 +120,14 @@ class Scheduler:
         return None
 
     def get_params(self) -> dict:
-        return dataclasses.asdict(self)
+        """The parameters (the dataclass fields set at construction)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.init}
+
+    def with_predictor(self, predictor) -> "Scheduler":
+        """This scheduler predicting performance with ``predictor`` (a
+        :class:`~streamplace.model.performance.Predictor`, e.g. a model calibrated on the job's
+        run) where it uses the performance model; the same scheduler where it does not."""
+        return self
 
     def schedule(self, problem: Problem) -> ScheduleResult:
         start = time.perf_counter()

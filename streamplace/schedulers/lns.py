@@ -61,7 +61,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
@@ -69,7 +69,7 @@ import scipy.sparse as sp
 from ..files import quote
 from ..exact import solve_min_inter_node
 from ..model import Placement, Problem
-from ..model.performance import CostModel, load_cost_model, predict
+from ..model.performance import CostModel, Predictor, load_cost_model
 from ..model.placement import capacity_slack
 from .base import NoPlacement, Outcome, Scheduler, ScheduleResult, make_scheduler, register, with_moves
 from .fill import best_fit, reduced_graph, require_placed
@@ -119,7 +119,7 @@ class _Throughput(_Traffic):
     level's would on the same nodes)."""
 
     def __init__(self, problem: Problem, node: np.ndarray, worker: np.ndarray, tasks_per_worker: int, seed: int,
-                 model: CostModel):
+                 model: Predictor):
         super().__init__(problem, node, worker, tasks_per_worker, seed)
         self.model = model
         self._last = None   # (node, workers, prediction) of the last assignment predicted
@@ -129,7 +129,7 @@ class _Throughput(_Traffic):
         cost, then takes it, then asks for its bottleneck; each would otherwise predict again)."""
         if self._last is None or not np.array_equal(self._last[0], node):
             worker = self.workers(node)
-            self._last = (node.copy(), worker, predict(self.problem, Placement(node=node, worker=worker), self.model))
+            self._last = (node.copy(), worker, self.model.performance(self.problem, Placement(node=node, worker=worker)))
         return self._last[2]
 
     def __call__(self, node: np.ndarray) -> float:
@@ -298,6 +298,18 @@ class LnsScheduler(Scheduler):
     tasks_per_worker: int = DEFAULT_TASKS_PER_WORKER
     objective: str = "traffic"
     cost_model: str | None = None
+    #: a predictor given by :meth:`with_predictor` (e.g. calibrated on the job's run): the
+    #: throughput objective's model instead of ``cost_model``'s
+    _predictor: Predictor | None = field(default=None, init=False, repr=False, compare=False)
+
+    def with_predictor(self, predictor: Predictor) -> "LnsScheduler":
+        """With the throughput objective, predictions by ``predictor`` (the traffic objective
+        uses no model: the same scheduler)."""
+        if self.objective != "throughput":
+            return self
+        out = dataclasses.replace(self)
+        object.__setattr__(out, "_predictor", predictor)
+        return out
 
     def __post_init__(self):
         if self.objective not in OBJECTIVES:
@@ -312,20 +324,22 @@ class LnsScheduler(Scheduler):
         if self.max_free < 2 or self.max_nodes < 2 or self.prove_tasks < 0 or self.tasks_per_worker < 1:
             raise ValueError("max_free and max_nodes must be >= 2, prove_tasks >= 0, tasks_per_worker >= 1")
 
-    def _model(self) -> CostModel | None:
+    def _model(self) -> Predictor | None:
         """The cost model of the throughput objective (None for traffic)."""
         if self.objective != "throughput":
             return None
+        if self._predictor is not None:
+            return self._predictor
         return load_cost_model(self.cost_model) if self.cost_model else CostModel()
 
-    def _objective(self, problem: Problem, node: np.ndarray, worker: np.ndarray, model: CostModel | None) -> _Traffic:
+    def _objective(self, problem: Problem, node: np.ndarray, worker: np.ndarray, model: Predictor | None) -> _Traffic:
         """This run's objective, with (node, worker) as its reference placement (``model``: the
         cost model, loaded once per run; None for the traffic objective)."""
         if self.objective == "throughput":
             return _Throughput(problem, node, worker, self.tasks_per_worker, self.seed, model)
         return _Traffic(problem, node, worker, self.tasks_per_worker, self.seed)
 
-    def _starts(self, problem: Problem, start: float, model: CostModel | None) -> tuple[tuple | None, str | None, list[str]]:
+    def _starts(self, problem: Problem, start: float, model: Predictor | None) -> tuple[tuple | None, str | None, list[str]]:
         """Step 1: the valid construction with the least cost, with its own workers (ties: the
         order tried), its name, and the names tried."""
         best, origin, tried = None, None, []

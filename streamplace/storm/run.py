@@ -21,6 +21,7 @@ assigned as JSON Lines; the traffic monitor's records of the measured windows be
 from __future__ import annotations
 
 import json
+import os
 import queue
 import re
 import shutil
@@ -445,7 +446,10 @@ def summarise(problem: Problem, placement: Placement | None, result: dict, out_d
         "scheduler_status": result.get("scheduler_status"),
         "plan_matches": None if plan is None else plan == assignment,
         "workers": result["workers"],
-        "throughput": bolts, "source_rate": spouts,
+        # the model's quantity (``evaluate``'s predicted throughput): tuples executed by every
+        # task, a spout's executed being what it emitted
+        "throughput": bolts + spouts, "bolt_throughput": bolts, "source_rate": spouts,
+        "cpu_budget": settings.testbed.budget() if settings.mode == "cluster" else float(os.cpu_count() or 1),
         "latency_ms": records.latency_summary(latency),
         "duration_s": seconds, "warmup_s": settings.warmup_s, "window_s": settings.window_s,
         "windows": int(round(seconds / settings.window_s)),

@@ -5,7 +5,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from streamplace.fit.cases import Case, predictions, scaled_cluster
+from streamplace.fit.cases import Case, predictions
+from streamplace.model.cluster import scaled_cluster
 from streamplace.fit.scores import bias, cpu_gap, cross_validate, scores
 from streamplace.fit.solve import FITTED, cpu_terms, fit, fit_cap, fit_cpu
 from streamplace.model.performance import CostModel, predict, worker_connections

@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...fit.cases import cpu_scale
+from ...model.cluster import cpu_scale
 from ...interrupt import cleanup
 from ...model import Cluster
 from .. import jvm

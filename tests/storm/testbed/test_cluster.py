@@ -13,7 +13,7 @@ import pytest
 from streamplace.model import Cluster, Node, Operator, Placement, Stream, Topology
 from streamplace.model.specs import cluster_to_dict, topology_to_dict, write_document
 from streamplace.storm.run import Job, RunSettings, run_jobs
-from streamplace.fit.cases import cpu_scale
+from streamplace.model.cluster import cpu_scale
 from streamplace.storm.testbed.cgroups import CpuCgroups
 from streamplace.storm.testbed import cluster as testbed_cluster   # not its TestbedSettings: pytest would try to collect it
 

@@ -127,9 +127,15 @@ public final class SpecComponents {
      * bolt does per input (docs/definitions.md: every task sends {@code selectivity x in_rate}).
      * It keeps pace with the wall clock, but never more than one second behind: a source that
      * back-pressure slowed down does not burst to make up for more than a second.
+     *
+     * <p>With acking on it reads one record per {@code nextTuple()} call, as a real spout does
+     * (Storm's {@code SpoutExecutor} checks {@code topology.max.spout.pending} before each call and
+     * calls again at once after an emit): reading up to {@link #MAX_BURST} per call, as it does
+     * without ackers, put a second's backlog in flight at once and made max spout pending moot.
      */
     public static final class SpecSpout extends BaseRichSpout {
         private static final long serialVersionUID = 1L;
+        /** Records read per call without ackers: a saturated source keeps up without a call per tuple. */
         private static final int MAX_BURST = 1000;
         private final Shape shape;
         private transient SpoutOutputCollector collector;
@@ -158,7 +164,7 @@ public final class SpecComponents {
 
         @Override
         public void nextTuple() {
-            for (int n = pacer.due(System.nanoTime(), MAX_BURST); n > 0; n--) {
+            for (int n = pacer.due(System.nanoTime(), tracked ? 1 : MAX_BURST); n > 0; n--) {
                 CpuWork.spend(cpuSeconds);
                 for (int k = selectivity.next(); k > 0; k--) {
                     Values v = emitter.tuple(Tuples.nowMicros());

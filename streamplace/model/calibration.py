@@ -1,0 +1,317 @@
+"""The performance model calibrated on one measured run of the user's own job.
+
+The bundled :class:`~streamplace.model.performance.CostModel` was fitted at one operating point
+(saturated spouts, acking off, the campaign's Storm settings). A job that runs elsewhere is
+predicted from a run of its own, under any one placement (typically Storm's even, which is what a
+running job has), at its own operating point (:class:`~.operating_point.OperatingPoint`):
+
+1. **Costs from the run.** Each operator's CPU seconds per tuple is the CPU its tasks' executor
+   threads used over the tuples they executed (less the engine's per-tuple cost,
+   ``CostModel.task_cpu_per_tuple``, which :func:`~.performance.predict` adds back); each
+   non-source operator's selectivity is what it sent over its streams per tuple it executed.
+2. **CPU bound.** :func:`~.performance.predict` on the calibrated topology (on a testbed: its
+   cluster scaled to the testbed's CPU budget) gives the throughput back-pressure allows. When the
+   run itself was CPU-bound (acking off), the ratio of measured to predicted throughput of the
+   run's placement, ``capacity_factor``, scales every placement's CPU bound: the share of the
+   modelled capacity this job really gets on this cluster. With acking on the run shows the flow
+   bound, not the CPU bound, and the factor stays 1.
+3. **Flow-control bound** (acking on). A spout task holds at most ``M`` =
+   ``topology.max.spout.pending`` tuple trees in flight. Storm 2.8's ``SpoutExecutor`` drains its
+   acks on every pass, emits while under ``M`` and otherwise sleeps ``S`` (the spout wait
+   strategy's level-3 sleep: 1 ms by default, 10 ms in the campaign's settings). An ack that lands
+   during a sleep is seen at the next wake-up, so by Little's law each spout task emits
+   ``M / T`` tuples/s, ``T`` the time a tree stays pending: ``T = max(S', R + S'/2)``, with ``R``
+   the tuple tree's round trip and ``S' = S + 0.08 ms`` (the sleep's overshoot on Linux). Below
+   ``R = S'/2`` every ack of a burst is back before the next wake-up and ``T = S'`` (the
+   spouts emit ``M`` per sleep); above it acks land spread over the sleep, half a sleep late on
+   average. ``R`` is built from the hops the placement creates: each data hop and the ack path
+   (last bolt -> acker -> spout; the acker is chosen by hashing the tuple tree's random root id,
+   so uniformly over the ackers, which a plan places one per worker in (node, worker) order) costs
+   the receiving executor's wake-up (half a level-3 sleep when idle bolts sleep at once, as in the
+   campaign's settings; a ``parkNanos`` of about 0.05 ms when they park first, as by Storm's
+   default) plus, between workers, the sending worker's transfer thread (it sleeps 1 ms when idle:
+   0.5 ms on average) and, between nodes, the bytes over the link. What the run measured beyond
+   that (``round_trip_residual``: queueing, CPU-quota stalls, the JVMs) is added to every
+   placement's round trip.
+
+The prediction is the smaller of the two bounds; its throughput is counted as ``run.json``'s
+``throughput`` is: tuples executed per second by every task, spouts' emits included
+(``bolt_throughput`` without them).
+
+Deliberate simplifications: the wake-up of a bolt is charged on every hop whatever its load (a
+busy bolt does not sleep); CPU-quota stalls enter only through the residual measured on the run's
+own placement; a fixed source rate below both bounds is not modelled here (the latency model of
+:func:`~.performance.predict` covers fixed rates).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+from .cluster import Cluster, scaled_cluster
+from .operating_point import OperatingPoint
+from .performance import CostModel, Performance, predict, routed_flows, path_latency
+from .placement import Placement
+from .problem import Problem
+from .topology import Topology
+
+#: how much later than asked a thread's sleep ends on Linux: the timer slack (50 us) and the
+#: wake-up; observed 0.05-0.1 ms (Storm's ``Thread.sleep(1)`` in ``WaitStrategyProgressive``)
+SLEEP_OVERSHOOT_S = 0.00008
+#: one ``LockSupport.parkNanos(1)`` on Linux: about 50-60 us (the timer slack); what a hop to an
+#: idle bolt costs while its wait strategy is still parking (Storm's default: 1,000 parks first)
+PARK_S = 0.00005
+#: mean wait of a tuple for the worker transfer thread, which sleeps a flat 1 ms when its queue is
+#: empty (``WorkerTransfer.makeTransferThread``, ``Utils.asyncLoop``): half of it
+TRANSFER_WAIT_S = 0.0005
+
+
+@dataclass(frozen=True)
+class MeasuredRun:
+    """What a calibration reads from one run of the job.
+
+    ``bolt_throughput`` and ``source_rate``: tuples executed by non-source tasks, and emitted by
+    spout tasks, per second; ``tasks``: per task label ``(executed per s, cores of its executor
+    thread)``; ``streams``: per (from, to) operator pair, tuples per second; ``cpu_budget``: the
+    testbed's cores (None: the cluster as its spec says)."""
+
+    point: OperatingPoint
+    placement: Placement
+    bolt_throughput: float
+    source_rate: float
+    tasks: Mapping[str, tuple[float, float]]
+    streams: Mapping[tuple[str, str], float]
+    latency_ms: float | None = None
+    cpu_budget: float | None = None
+
+    @property
+    def throughput(self) -> float:
+        return self.bolt_throughput + self.source_rate
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A calibrated prediction: throughput counted as ``run.json`` counts it."""
+
+    throughput: float          # tuples/s executed by every task (spouts' emits included)
+    bolt_throughput: float     # tuples/s executed by non-source tasks
+    bound: str                 # "cpu" or "flow control"
+    round_trip_ms: float | None  # the tuple tree's round trip (acking on), else None
+    cpu: Performance           # the CPU-bound model's figures on the calibrated topology
+
+
+def calibrated_topology(topology: Topology, run: MeasuredRun, model: CostModel) -> Topology:
+    """``topology`` with each operator's CPU per tuple and (non-sources) selectivity as ``run``
+    measured them; operators whose tasks executed nothing keep theirs."""
+    executed: dict[str, float] = {}
+    cpu: dict[str, float] = {}
+    for label, (rate, cores) in run.tasks.items():
+        op = label[:label.rindex("[")]
+        executed[op] = executed.get(op, 0.0) + rate
+        cpu[op] = cpu.get(op, 0.0) + cores
+    sent: dict[str, float] = {}
+    for (src, _dst), rate in run.streams.items():
+        sent[src] = sent.get(src, 0.0) + rate
+    ops = []
+    for op in topology.operators:
+        changes = {}
+        if executed.get(op.name, 0.0) > 0:
+            changes["cpu_per_tuple"] = max(0.0, cpu[op.name] / executed[op.name] - model.task_cpu_per_tuple)
+            if op.role != "source" and topology.downstream(op.name):
+                out_streams = len(topology.downstream(op.name))
+                # selectivity is per output stream in the spec: tuples sent per stream per tuple executed
+                changes["selectivity"] = sent.get(op.name, 0.0) / executed[op.name] / out_streams
+        ops.append(dataclasses.replace(op, **changes) if changes else op)
+    return Topology.build(topology.name, ops, topology.streams)
+
+
+def testbed_cluster(cluster: Cluster, cpu_budget: float | None, bandwidth_scaled: bool = False) -> Cluster:
+    """The cluster as the run had it: scaled to the testbed's CPU budget, or as specified."""
+    if cpu_budget is None or not math.isfinite(cpu_budget):
+        return cluster
+    return scaled_cluster(cluster, cpu_budget, bandwidth_scaled=bandwidth_scaled)
+
+
+def _ack_slots(placement: Placement, cluster: Cluster, ackers: int) -> np.ndarray:
+    """Global worker ids holding the ackers: round-robin over the placement's workers in
+    (node name, worker) order, as the plugin places them (``PlanAssignment``)."""
+    slots = np.unique(placement.slot_ids(cluster))
+    per_node = int(cluster.slots.max())
+    names = [n.name for n in cluster.nodes]
+    ordered = sorted(slots.tolist(), key=lambda s: (names[s // per_node], s % per_node))
+    return np.array([ordered[i % len(ordered)] for i in range(ackers)], dtype=int)
+
+
+@dataclass(frozen=True)
+class CalibratedModel:
+    """The model calibrated on ``run`` for ``problem`` (see the module docstring)."""
+
+    problem: Problem               # the calibrated topology on the cluster as the run had it
+    run: MeasuredRun
+    base: CostModel
+    capacity_factor: float
+    round_trip_residual_s: float
+
+    # -- the two bounds ------------------------------------------------------------------
+    def _hop_s(self, same_worker: np.ndarray, same_node: np.ndarray, wire_bytes: float, bandwidth: np.ndarray,
+               to_bolt: bool = True) -> np.ndarray:
+        """One hop's delay: the receiving bolt's wake-up (a spout's is in :func:`pending_time`),
+        the sending worker's transfer thread between workers, the bytes over the link between nodes."""
+        wake = bolt_wake_s(self.run.point) if to_bolt else 0.0
+        return wake + np.where(same_worker, 0.0, TRANSFER_WAIT_S) + np.where(same_node, 0.0, wire_bytes / bandwidth)
+
+    def round_trip_s(self, placement: Placement) -> float:
+        """The modelled tuple-tree round trip of ``placement`` (without the residual): the
+        rate-weighted mean path from the spouts to the sinks, plus the ack path."""
+        topo, cluster = self.problem.topology, self.problem.cluster
+        slot = placement.slot_ids(cluster)
+        _, flows = routed_flows(topo, slot)
+        bandwidth = np.array([n.bandwidth for n in cluster.nodes], dtype=float)
+        hop_latency = []
+        for stream, src, dst, _rate in flows:
+            size = topo.operators[topo.index[stream.src]].tuple_bytes + self.base.header_bytes
+            same_node = placement.node[src] == placement.node[dst]
+            hop_latency.append(self._hop_s(same_node & (slot[src] == slot[dst]), same_node, size, bandwidth[placement.node[dst]]))
+        data_path = path_latency(topo, [(f[0], f[1], f[2], f[3]) for f in flows], hop_latency)
+        ackers = _ack_slots(placement, cluster, self.run.point.ackers)
+        per_node = int(cluster.slots.max())
+        sinks = np.flatnonzero(~np.isin(topo.operator_of_task, [topo.index[s.src] for s in topo.streams]))
+        sources = np.flatnonzero(topo.source_task_mask)
+        ack_bytes = 40.0 + self.base.header_bytes   # (root id, xor) or (root id, time): two longs in a tuple
+
+        def mean_hop(tasks: np.ndarray, to_acker: bool) -> float:
+            """Mean hop between ``tasks`` and an acker drawn uniformly (to it, or from it)."""
+            t_slot = slot[tasks][:, None]
+            same_worker = t_slot == ackers[None, :]
+            same_node = (t_slot // per_node) == (ackers[None, :] // per_node)
+            link = bandwidth[ackers // per_node][None, :] if to_acker else bandwidth[placement.node[tasks]][:, None]
+            return float(self._hop_s(same_worker, same_node, ack_bytes, link, to_bolt=to_acker).mean())
+
+        # the last bolt's ack to the acker (a bolt: it wakes), the acker's ack to the spout
+        return data_path + mean_hop(sinks, True) + mean_hop(sources, False)
+
+    def summary(self, problem: Problem, placement: Placement) -> dict:
+        """``throughput``, ``bottleneck`` (a node's resource, or ``flow control``) and
+        ``latency_ms`` (the tuple tree's round trip with acking on, else the CPU model's latency)
+        of ``placement`` of ``problem``, which must be the job the model was calibrated on
+        (:class:`~streamplace.model.performance.Predictor`)."""
+        mine = self.problem
+        if not self.covers(problem):
+            raise ValueError(f"the calibration run is of {mine.topology.name} on {mine.cluster.name}, not of "
+                             f"{problem.topology.name} on {problem.cluster.name} (same tasks and nodes needed)")
+        pred = self.predict(placement)
+        flow = pred.bound == "flow control"
+        return {"throughput": pred.throughput, "bottleneck": "flow control" if flow else pred.cpu.bottleneck,
+                "latency_ms": pred.round_trip_ms if flow else pred.cpu.latency_ms}
+
+    def covers(self, problem: Problem) -> bool:
+        """``problem`` is the calibrated job: same task labels, same node names."""
+        return problem.topology.task_labels == self.problem.topology.task_labels and \
+            [n.name for n in problem.cluster.nodes] == [n.name for n in self.problem.cluster.nodes]
+
+    def performance(self, problem: Problem, placement: Placement) -> Performance:
+        """The CPU model's figures of ``placement`` with the calibrated throughput (the smaller
+        bound) and its scale (:class:`~streamplace.model.performance.Predictor`)."""
+        pred = self.predict(placement)
+        scale = pred.throughput / float(pred.cpu.in_rate.sum()) if pred.cpu.in_rate.sum() > 0 else pred.cpu.max_scale
+        return dataclasses.replace(pred.cpu, throughput=pred.throughput, max_scale=scale)
+
+    def cpu_bound(self, placement: Placement) -> Performance:
+        return predict(self.problem, placement, self.base)
+
+    def predict(self, placement: Placement) -> Prediction:
+        topo = self.problem.topology
+        perf = self.cpu_bound(placement)
+        sources = topo.source_task_mask
+        unit_sources = float(perf.in_rate[sources].sum())
+        unit_bolts = float(perf.in_rate[~sources].sum())
+        scale = perf.max_scale * self.capacity_factor
+        bound, round_trip = "cpu", None
+        point = self.run.point
+        if point.acking and point.max_spout_pending is not None and unit_sources > 0:
+            round_trip = self.round_trip_s(placement) + self.round_trip_residual_s
+            flow_scale = int(sources.sum()) * point.max_spout_pending / pending_time(round_trip, point) / unit_sources
+            if flow_scale < scale:
+                scale, bound = flow_scale, "flow control"
+        return Prediction(throughput=float(scale * (unit_sources + unit_bolts)), bolt_throughput=float(scale * unit_bolts),
+                          bound=bound, round_trip_ms=None if round_trip is None else 1e3 * round_trip, cpu=perf)
+
+
+def bolt_wake_s(point: OperatingPoint) -> float:
+    """Mean wait of a tuple for an idle bolt (or acker) to wake: half a level-3 sleep when idle
+    bolts sleep at once (no parking level: the campaign's settings), else about one
+    ``parkNanos`` (Storm's default parks 1,000 times, about 50 ms, before sleeping)."""
+    if point.setting("topology.bolt.wait.progressive.level2.count") == 0:
+        return point.sleep_s("bolt") / 2
+    return PARK_S
+
+
+def spout_sleep_s(point: OperatingPoint) -> float:
+    """``S'``: one spout sleep as it really lasts."""
+    return point.sleep_s("spout") + SLEEP_OVERSHOOT_S
+
+
+def pending_time(round_trip: float, point: OperatingPoint) -> float:
+    """``T``: how long a tuple tree stays in a spout's pending map (module docstring)."""
+    sleep = spout_sleep_s(point)
+    return max(sleep, round_trip + sleep / 2)
+
+
+def calibrate(problem: Problem, run: MeasuredRun, model: CostModel | None = None) -> CalibratedModel:
+    """The model of ``problem`` calibrated on ``run`` (module docstring)."""
+    model = model or CostModel()
+    topo = calibrated_topology(problem.topology, run, model)
+    calibrated = Problem.from_topology(topo, testbed_cluster(problem.cluster, run.cpu_budget, run.point.bandwidth_scaled))
+    first = CalibratedModel(calibrated, run, model, 1.0, 0.0)
+    point = run.point
+    factor, residual = 1.0, 0.0
+    if point.acking and point.max_spout_pending is not None:
+        spouts = int(topo.source_task_mask.sum())
+        if run.source_rate > 0:
+            measured_pending = spouts * point.max_spout_pending / run.source_rate
+            # measured round trip: T = R + S'/2 above the floor; at the floor (T = S') R is only
+            # known to be at most S'/2 and the modelled round trip stands
+            if measured_pending > spout_sleep_s(point):
+                residual = max(0.0, measured_pending - spout_sleep_s(point) / 2 - first.round_trip_s(run.placement))
+    else:
+        predicted = first.predict(run.placement).bolt_throughput
+        if predicted > 0 and run.bolt_throughput > 0:
+            factor = run.bolt_throughput / predicted
+    return CalibratedModel(calibrated, run, model, factor, residual)
+
+
+def run_from_record(record: Mapping, problem: Problem) -> MeasuredRun:
+    """The :class:`MeasuredRun` of a campaign run record (:mod:`streamplace.campaign.testbed`)
+    of ``problem``, or of the mean of several records of one placement (``records_mean``)."""
+    from .specs import placement_from_dict
+    point = OperatingPoint.from_document(record["operating_point"])
+    placement = placement_from_dict({"placement": record["placement"]}, problem.topology, problem.cluster,
+                                    f"{record.get('job', 'run')}.placement")
+    tasks = {label: (float(t["executed_per_s"]), float(t["cpu_cores"])) for label, t in record["tasks"].items()}
+    streams = {tuple(pair.split(">", 1)): float(s["tuples_per_s"]) for pair, s in record["streams"].items()}
+    return MeasuredRun(point, placement, float(record["bolt_throughput"]), float(record["source_rate"]), tasks, streams,
+                       (record.get("latency_ms") or {}).get("mean"), float(record["cpu_budget"]))
+
+
+def mean_run(runs: list[MeasuredRun]) -> MeasuredRun:
+    """Several runs of one placement at one point as one: every rate averaged."""
+    if not runs:
+        raise ValueError("no run to calibrate on")
+    first = runs[0]
+    if any(r.point != first.point or r.placement != first.placement for r in runs):
+        raise ValueError("runs of different placements or operating points are not averaged")
+
+    def avg(values):
+        return float(np.mean(values))
+    tasks = {label: (avg([r.tasks.get(label, (0.0, 0.0))[0] for r in runs]), avg([r.tasks.get(label, (0.0, 0.0))[1] for r in runs]))
+             for label in first.tasks}
+    streams = {pair: avg([r.streams.get(pair, 0.0) for r in runs]) for pair in first.streams}
+    latencies = [r.latency_ms for r in runs if r.latency_ms is not None]
+    return dataclasses.replace(first, bolt_throughput=avg([r.bolt_throughput for r in runs]),
+                               source_rate=avg([r.source_rate for r in runs]), tasks=tasks, streams=streams,
+                               latency_ms=avg(latencies) if latencies else None)

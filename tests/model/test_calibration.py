@@ -1,0 +1,128 @@
+"""The model calibrated on a run: costs read from the run, the CPU bound scaled to it, Storm's
+flow control (max spout pending) worked by hand."""
+
+import numpy as np
+import pytest
+
+from streamplace.model import Cluster, Node, Operator, Placement, Problem, Stream, Topology
+from streamplace.model.calibration import (PARK_S, SLEEP_OVERSHOOT_S, TRANSFER_WAIT_S, MeasuredRun, calibrate,
+                                           calibrated_topology, mean_run, pending_time)
+from streamplace.model.operating_point import CAMPAIGN_CONF, OPERATING_POINTS, OperatingPoint
+from streamplace.model.performance import CostModel, predict
+
+ACKING = OperatingPoint("acking", CAMPAIGN_CONF, ackers=1, max_spout_pending=10)
+
+
+def job(bandwidth=1.25e8):
+    topo = Topology.build("t", [Operator("s", 2, role="source", source_rate=1e5, tuple_bytes=100.0),
+                                Operator("b", 2, role="sink")], [Stream("s", "b")])
+    cluster = Cluster.build("c", [Node("n0", 4, cores=4, slots=2, bandwidth=bandwidth),
+                                  Node("n1", 4, cores=4, slots=2, bandwidth=bandwidth)])
+    return Problem.from_topology(topo, cluster)
+
+
+ONE_WORKER = Placement(node=np.array([0, 0, 0, 0]), worker=np.array([0, 0, 0, 0]))
+SPLIT = Placement(node=np.array([0, 1, 0, 1]), worker=np.array([0, 0, 0, 0]))   # s[i] and b[i] on node i
+
+
+def run(point, placement=ONE_WORKER, source_rate=1000.0, bolt_rate=1000.0, cpu=(0.01, 0.01, 0.02, 0.02)):
+    labels = ["s[0]", "s[1]", "b[0]", "b[1]"]
+    tasks = {lab: (source_rate / 2 if lab.startswith("s") else bolt_rate / 2, c) for lab, c in zip(labels, cpu)}
+    return MeasuredRun(point, placement, bolt_rate, source_rate, tasks, {("s", "b"): bolt_rate})
+
+
+def test_costs_come_from_the_run():
+    """CPU per tuple = executor CPU / tuples executed, less the engine's per-tuple cost the model
+    adds back; a sink keeps its selectivity (it sends nothing)."""
+    model = CostModel()
+    topo = calibrated_topology(job().topology, run(ACKING), model)
+    s, b = topo.operators
+    assert s.cpu_per_tuple == pytest.approx(0.02 / 1000 - model.task_cpu_per_tuple)
+    assert b.cpu_per_tuple == pytest.approx(0.04 / 1000 - model.task_cpu_per_tuple)
+
+
+def test_a_bolts_selectivity_is_what_it_sent_per_tuple_executed():
+    topo = Topology.build("t", [Operator("s", 1, role="source", source_rate=10.0), Operator("m", 1),
+                                Operator("k", 1, role="sink")], [Stream("s", "m"), Stream("m", "k")])
+    measured = MeasuredRun(ACKING, Placement(node=np.zeros(3, int), worker=np.zeros(3, int)), 300.0, 100.0,
+                           {"s[0]": (100.0, 0.0), "m[0]": (100.0, 0.0), "k[0]": (250.0, 0.0)},
+                           {("s", "m"): 100.0, ("m", "k"): 250.0})
+    assert [op.selectivity for op in calibrated_topology(topo, measured, CostModel()).operators] == [1.0, 2.5, 1.0]
+
+
+def test_flow_bound_by_hand_in_one_worker():
+    """2 spouts, max pending 10, 10-ms sleeps, everything in one worker: the data hop and the
+    sink's ack each wait for an idle bolt (half a 10-ms sleep); the acker's ack reaches the spout
+    in its worker at no cost. R = 10 ms, T = max(S', R + S'/2) with S' = 10.08 ms."""
+    model = calibrate(job(), run(ACKING, source_rate=1e9, bolt_rate=1e9))   # a run above the bound: no residual
+    assert model.round_trip_residual_s == 0.0
+    assert model.round_trip_s(ONE_WORKER) == pytest.approx(0.010)
+    sleep = 0.010 + SLEEP_OVERSHOOT_S
+    assert pending_time(0.010, ACKING) == pytest.approx(0.010 + sleep / 2)
+    pred = model.predict(ONE_WORKER)
+    spouts = 2 * 10 / (0.010 + sleep / 2)
+    assert pred.bound == "flow control"
+    assert pred.bolt_throughput == pytest.approx(spouts) and pred.throughput == pytest.approx(2 * spouts)
+
+
+def test_flow_bound_across_nodes_adds_transfer_and_wire_time():
+    """s[i] and b[i] on node i, one acker on n0's worker (the first in (node, worker) order). The
+    shuffle sends half of each spout's tuples across: data path 5 ms + half of (0.5 ms transfer +
+    106 B over the link). Ack from b[0] is local, from b[1] crosses (bolt wake always); the
+    acker's ack to s[0] is local, to s[1] crosses (no wake: the spout's is in T)."""
+    bw = 1e6
+    model = calibrate(job(bw), run(ACKING, source_rate=1e9, bolt_rate=1e9))
+    wire = (100.0 + CostModel().header_bytes) / bw
+    ack_wire = (40.0 + CostModel().header_bytes) / bw
+    data = 0.005 + 0.5 * (TRANSFER_WAIT_S + wire)
+    ack = 0.005 + 0.5 * (TRANSFER_WAIT_S + ack_wire) + 0.5 * (TRANSFER_WAIT_S + ack_wire)
+    assert model.round_trip_s(SPLIT) == pytest.approx(data + ack)
+
+
+def test_the_run_calibrates_the_round_trip_and_is_predicted_back():
+    """Measured 1,000 spout tuples/s from 2 spouts at 10 pending: T = 20 ms, so R = 20 ms - S'/2,
+    of which the model explains 10 ms; the rest is added to every placement."""
+    model = calibrate(job(), run(ACKING, source_rate=1000.0, bolt_rate=1000.0))
+    sleep = 0.010 + SLEEP_OVERSHOOT_S
+    assert model.round_trip_residual_s == pytest.approx(0.020 - sleep / 2 - 0.010)
+    assert model.predict(ONE_WORKER).bolt_throughput == pytest.approx(1000.0)
+    assert model.predict(SPLIT).bolt_throughput < 1000.0   # more hops between workers: a longer round trip
+
+
+def test_storms_default_waits_park_rather_than_sleep():
+    point = OperatingPoint("defaults", {}, ackers=1, max_spout_pending=50)
+    model = calibrate(job(), run(point, source_rate=1e9, bolt_rate=1e9))
+    assert model.round_trip_s(ONE_WORKER) == pytest.approx(2 * PARK_S)
+    # R far below S'/2: one window of 50 per 1-ms sleep
+    assert model.predict(ONE_WORKER).bolt_throughput == pytest.approx(2 * 50 / (0.001 + SLEEP_OVERSHOOT_S))
+
+
+def test_without_acking_the_cpu_bound_is_scaled_to_the_run():
+    point = OPERATING_POINTS["10ms-sleeps"]
+    problem = job()
+    model = calibrate(problem, run(point, source_rate=4000.0, bolt_rate=4000.0))
+    uncalibrated = predict(model.problem, ONE_WORKER, CostModel())
+    unit = float(uncalibrated.in_rate[2:].sum())
+    assert model.capacity_factor == pytest.approx(4000.0 / (uncalibrated.max_scale * unit))
+    assert model.predict(ONE_WORKER).bolt_throughput == pytest.approx(4000.0)
+    assert model.predict(ONE_WORKER).bound == "cpu"
+    # the same factor on another placement: the CPU model's ratio between the two is kept
+    other = predict(model.problem, SPLIT, CostModel())
+    assert model.predict(SPLIT).bolt_throughput == pytest.approx(model.capacity_factor * other.max_scale * unit)
+
+
+def test_a_calibrated_model_predicts_only_its_own_job():
+    model = calibrate(job(), run(ACKING))
+    other = Problem.from_topology(Topology.build("u", [Operator("s", 1, role="source", source_rate=1.0),
+                                                       Operator("b", 1, role="sink")], [Stream("s", "b")]), job().cluster)
+    assert model.covers(job()) and not model.covers(other)
+    with pytest.raises(ValueError, match="the calibration run is of t on c, not of u on c"):
+        model.summary(other, Placement(node=np.zeros(2, int), worker=np.zeros(2, int)))
+
+
+def test_runs_of_one_placement_average_and_others_do_not():
+    a, b = run(ACKING, source_rate=800.0, bolt_rate=800.0), run(ACKING, source_rate=1200.0, bolt_rate=1200.0)
+    both = mean_run([a, b])
+    assert both.source_rate == 1000.0 and both.tasks["b[0]"][0] == pytest.approx(500.0)
+    with pytest.raises(ValueError, match="different placements"):
+        mean_run([a, run(ACKING, placement=SPLIT)])

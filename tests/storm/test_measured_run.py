@@ -1,0 +1,119 @@
+"""A run directory read for calibration, and the commands that take ``--calibrate RUN``."""
+
+import json
+
+import pytest
+import yaml
+
+from streamplace.model import Cluster, Node, Operator, Problem, Stream, Topology
+from streamplace.model.calibration import SLEEP_OVERSHOOT_S
+from streamplace.model.specs import SpecError, cluster_to_dict, topology_to_dict
+from streamplace.storm.measured_run import read_run
+
+TOPO = Topology.build("t", [Operator("s", 2, role="source", source_rate=1e5), Operator("b", 2, role="sink")],
+                      [Stream("s", "b")])
+CLUSTER = Cluster.build("c", [Node("n0", 4, cores=4, slots=2), Node("n1", 4, cores=4, slots=2)])
+ONE_WORKER = {label: {"node": "n0", "worker": 0} for label in TOPO.task_labels}
+CONF = {"topology.acker.executors": 1, "topology.max.spout.pending": 10,
+        "topology.spout.wait.progressive.level3.sleep.millis": 10,
+        "topology.bolt.wait.progressive.level3.sleep.millis": 10, "topology.bolt.wait.progressive.level2.count": 0}
+
+
+def write_run(directory, spout_rate=1000.0, seconds=20.0, conf=CONF, **changes):
+    """A run directory as `storm run` writes it: two windows of the monitor's records."""
+    directory.mkdir()
+    load, traffic = [], []
+    for start in (0.0, 10.0):
+        for i in range(2):
+            load.append({"window_start": start, "window_seconds": 10.0, "task": f"s[{i}]", "executed": spout_rate / 2 * 10,
+                         "cpu_seconds": 0.1})
+            load.append({"window_start": start, "window_seconds": 10.0, "task": f"b[{i}]", "executed": spout_rate / 2 * 10,
+                         "cpu_seconds": 0.2})
+            traffic.append({"window_start": start, "window_seconds": 10.0, "src_task": f"s[{i}]", "dst_task": f"b[{i}]",
+                            "tuples": spout_rate / 2 * 10, "bytes": spout_rate * 500})
+    (directory / "load.jsonl").write_text("".join(json.dumps(r) + "\n" for r in load))
+    (directory / "traffic.jsonl").write_text("".join(json.dumps(r) + "\n" for r in traffic))
+    doc = {"assignment": ONE_WORKER, "duration_s": seconds, "load_file": "load.jsonl", "traffic_file": "traffic.jsonl",
+           "topology_conf": conf, "cpu_budget": 1.5, **changes}
+    (directory / "run.json").write_text(json.dumps(doc))
+    return directory
+
+
+def test_a_run_directory_gives_the_rates_the_placement_and_the_operating_point(tmp_path):
+    run = read_run(write_run(tmp_path / "run"), Problem.from_topology(TOPO, CLUSTER))
+    assert run.source_rate == pytest.approx(1000.0) and run.bolt_throughput == pytest.approx(1000.0)
+    assert run.tasks["b[1]"] == (pytest.approx(500.0), pytest.approx(0.4 / 20))
+    assert run.streams == {("s", "b"): pytest.approx(1000.0)}
+    point = run.point
+    assert (point.ackers, point.max_spout_pending, point.sleep_s("spout"), point.cpu_budget) == (1, 10, 0.010, 1.5)
+    assert run.placement.node.tolist() == [0, 0, 0, 0]
+
+
+def test_unset_ackers_are_one_per_worker_as_in_storm(tmp_path):
+    conf = {k: v for k, v in CONF.items() if k != "topology.acker.executors"}
+    assert read_run(write_run(tmp_path / "run", conf=conf), Problem.from_topology(TOPO, CLUSTER)).point.ackers == 1
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"duration_s": 0}, "duration_s"),
+    ({"load_file": "missing.jsonl"}, "load_file"),
+    ({"topology_conf": [1]}, "topology_conf"),
+    ({"cpu_budget": -1}, "cpu_budget"),
+    ({"assignment": {"x[0]": {"node": "n0", "worker": 0}}}, "x[0]"),
+])
+def test_a_bad_run_is_refused_naming_its_field(tmp_path, change, field):
+    with pytest.raises(SpecError, match=f"run.json: .*{field.replace('[', '.').replace(']', '.')}"):
+        read_run(write_run(tmp_path / "run", **change), Problem.from_topology(TOPO, CLUSTER))
+
+
+def test_a_run_of_another_job_is_refused(tmp_path):
+    other = Topology.build("t", [Operator("s", 2, role="source", source_rate=1.0), Operator("z", 2, role="sink")],
+                           [Stream("s", "z")])
+    with pytest.raises(SpecError):
+        read_run(write_run(tmp_path / "run"), Problem.from_topology(other, CLUSTER))
+
+
+def test_no_run_json_is_one_clear_error(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SpecError, match="no run.json here"):
+        read_run(tmp_path / "empty", Problem.from_topology(TOPO, CLUSTER))
+
+
+@pytest.fixture
+def files(tmp_path):
+    topo, cluster = tmp_path / "t.yaml", tmp_path / "c.yaml"
+    topo.write_text(yaml.safe_dump(topology_to_dict(TOPO)))
+    cluster.write_text(yaml.safe_dump(cluster_to_dict(CLUSTER)))
+    placement = tmp_path / "p.json"
+    placement.write_text(json.dumps(ONE_WORKER))
+    return topo, cluster, placement, write_run(tmp_path / "run")
+
+
+def test_evaluate_calibrated_predicts_the_runs_own_rate_back(cli, files):
+    """The run's placement, predicted by the model calibrated on it: its measured throughput
+    (spouts' 1,000 + bolts' 1,000 tuples/s), bound by flow control."""
+    topo, cluster, placement, run = files
+    code, out, err = cli(["evaluate", topo, cluster, placement, "--calibrate", run, "--format", "json"])
+    assert code == 0, err
+    record = json.loads(out)
+    assert record["throughput"] == pytest.approx(2000.0) and record["bottleneck"] == "flow control"
+    # the round trip: T = 2 spouts x 10 pending / 1,000 per s = 20 ms, less half a spout sleep
+    assert record["latency_ms"] == pytest.approx(20.0 - (10.0 + SLEEP_OVERSHOOT_S * 1e3) / 2)
+
+
+def test_compare_and_schedule_take_the_calibration(cli, files):
+    topo, cluster, _, run = files
+    code, out, err = cli(["compare", topo, cluster, "--schedulers", "even,lns", "-p", "lns.objective=throughput",
+                          "-p", "lns.time_limit=1", "--calibrate", run, "--format", "json"])
+    assert code == 0, err
+    records = {r["scheduler"]: r for r in json.loads(out)}
+    assert records["even"]["bottleneck"] == "flow control"
+    assert records["lns"]["throughput"] >= records["even"]["throughput"] * 0.999   # lns maximises the same prediction
+    code, out, err = cli(["schedule", topo, cluster, "-s", "even", "--calibrate", run, "--format", "json"])
+    assert code == 0 and json.loads(out)["bottleneck"] == "flow control"
+
+
+def test_a_missing_run_is_exit_2_with_one_line(cli, files, tmp_path):
+    topo, cluster, placement, _ = files
+    code, out, err = cli(["evaluate", topo, cluster, placement, "--calibrate", tmp_path / "nowhere"])
+    assert code == 2 and err.count("\n") == 1 and "no run.json here" in err
