@@ -77,6 +77,7 @@ from .model.keyvalue import parse_bool, parse_pairs, per_scheduler
 from .memory import ENV as MEMORY_LIMIT_ENV
 from .memory import MemoryLimitError, memory_limit, parse_size
 from .model.calibration import CalibratedModel
+from .model.operating_point import OPERATING_POINTS
 from .model.performance import CostModel, Predictor, load_cost_model, predict
 from .model.profiling import DEFAULT_MET, profiling_to_dict
 from .files import (OutputError, check_output_dir, check_output_file, dumps_json, guarding, note_input, quote,
@@ -188,17 +189,32 @@ class StormRun:
     run: dict                      # run.json
 
 
-def storm_settings(**settings):
+def storm_settings(operating_point: str | None = None, **settings):
     """The run settings of :func:`storm_run` (``RunSettings``; ``storm_conf`` as ``KEY=VALUE``
-    strings, the testbed's ``worker_heap_mb`` and ``cpu_budget`` as keywords).
+    strings, the testbed's ``worker_heap_mb`` and ``cpu_budget`` as keywords). A named
+    ``operating_point`` (:data:`OPERATING_POINTS`) sets the sources (saturated or its rate), the
+    ackers, max spout pending and its Storm settings (``storm_conf`` over them), and the testbed's
+    CPU budget (unless ``cpu_budget`` is given) and links.
 
     >>> sp.storm_settings(duration_s=30, storm_conf=["topology.max.spout.pending=1000"])  # doctest: +SKIP
+    >>> sp.storm_settings(duration_s=30, mode="cluster", operating_point="acking-msp10")  # doctest: +SKIP
     """
+    from .model.operating_point import named
     from .storm.run import RunSettings, parse_storm_conf
     from .storm.testbed import TestbedSettings
-    testbed = {k: settings.pop(k) for k in ("worker_heap_mb", "cpu_budget") if k in settings}
+    testbed = {k: settings.pop(k) for k in ("worker_heap_mb", "cpu_budget") if k in settings and settings[k] is not None}
     conf = parse_storm_conf(settings.pop("storm_conf", ()))
-    return RunSettings(**settings, testbed=TestbedSettings(**testbed), storm_conf=conf)
+    point = None
+    if operating_point is not None:
+        try:
+            point = named(operating_point)
+        except ValueError as exc:
+            raise InputError(f"--operating-point: {exc}") from None
+        conf = {**point.conf(), **conf}
+        settings["ackers"] = point.ackers
+        testbed.setdefault("cpu_budget", point.cpu_budget)
+        testbed["bandwidth_scaled"] = point.bandwidth_scaled
+    return RunSettings(**settings, testbed=TestbedSettings(**testbed), storm_conf=conf, operating_point=point)
 
 
 def storm_run(problem: Problem, out_dir: str | os.PathLike, settings=None, *, plan: str | os.PathLike | None = None,
@@ -328,7 +344,7 @@ NASIRI_CLUSTER_PRESETS = tuple(nasiri.CLUSTER_PRESETS)
 
 __all__ = ["APPLICATIONS", "CLUSTER_GENERATORS", "CalibratedModel", "Cluster", "Comparison", "CostModel", "DEFAULT_MET", "Decision", "Evaluation",
            "Exported", "FieldError", "InputError", "MAX_TIME_LIMIT", "MEMORY_LIMIT_ENV", "MemoryLimitError", "NASIRI_CLUSTER_PRESETS",
-           "OutputError", "check_output_dir", "check_output_file", "dumps_json", "guarding", "memory_limit", "note_input", "PROFILE_FILES", "quote", "refuse_overlap",
+           "OPERATING_POINTS", "OutputError", "check_output_dir", "check_output_file", "dumps_json", "guarding", "memory_limit", "note_input", "PROFILE_FILES", "quote", "refuse_overlap",
            "Node", "Notice", "OBJECTIVES", "Operator", "ParameterError", "Placement", "PlanDiff", "PRESETS", "Problem",
            "Judgement", "REPRODUCE_PAPERS", "REQUIRED", "ResultRecord", "ScheduleResult", "Scheduled", "SpecError", "StormError", "StormRun",
            "Stream", "TOPOLOGIES", "Topology", "application", "atomic_write_text", "available", "build_task_graph",

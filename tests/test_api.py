@@ -165,3 +165,16 @@ def test_no_subpackage_shadows_a_public_name():
         if module.name != "__main__":   # that one runs the command
             importlib.import_module(f"streamplace.{module.name}")
     assert [name for name in sp.api.__all__ if getattr(sp, name) is not getattr(sp.api, name)] == []
+
+
+def test_a_named_operating_point_sets_what_a_storm_run_runs_with():
+    settings = sp.storm_settings(duration_s=30, mode="cluster", operating_point="acking-msp50",
+                                 storm_conf=["topology.bolt.wait.progressive.level3.sleep.millis=2"])
+    assert settings.ackers == 3 and settings.testbed.cpu_budget == 1.5 and not settings.testbed.bandwidth_scaled
+    assert settings.storm_conf["topology.max.spout.pending"] == 50
+    assert settings.storm_conf["topology.bolt.wait.progressive.level3.sleep.millis"] == 2   # the option wins
+    assert settings.storm_conf["topology.spout.wait.progressive.level3.sleep.millis"] == 10   # the point's
+    assert sp.storm_settings(operating_point="cpu-1.0", cpu_budget=0.5).testbed.cpu_budget == 0.5
+    assert sp.storm_settings(operating_point="bandwidth-scaled").testbed.bandwidth_scaled
+    with pytest.raises(sp.InputError, match="--operating-point: unknown operating point 'fast'"):
+        sp.storm_settings(operating_point="fast")

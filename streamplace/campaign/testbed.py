@@ -118,9 +118,7 @@ def experiments(names: Sequence[str] | None = None) -> list[runtime.Scenario]:
 
 def saturated(topology: Topology, rate: float = SATURATED_RATE) -> Topology:
     """The topology with every source asking for ``rate`` tuples/s per task."""
-    ops = [dataclasses.replace(op, source_rate=rate * op.parallelism) if op.role == "source" else op
-           for op in topology.operators]
-    return Topology.build(topology.name, ops, topology.streams)
+    return OperatingPoint("rate", source_rate=rate).sources(topology)
 
 
 def point_job(name: str, topology: Topology, placement: Placement | None, duration_s: float,
@@ -129,7 +127,7 @@ def point_job(name: str, topology: Topology, placement: Placement | None, durati
     asking for the point's source rate (:data:`SATURATED_RATE` when saturated), the point's Storm
     settings, the traffic monitor on. ``placement`` None: no plan, Nimbus places the job on
     ``workers`` workers (Storm's EvenScheduler)."""
-    topo = Topology.build(name, saturated(topology, point.source_rate or SATURATED_RATE).operators, topology.streams)
+    topo = Topology.build(name, point.sources(topology).operators, topology.streams)
     return Job(name, topo, placement, workers_of(placement) if placement is not None else int(workers or 1),
                monitor=True, duration_s=duration_s, conf=point.conf())
 

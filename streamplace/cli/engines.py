@@ -12,6 +12,7 @@ import streamplace as sp
 from .base import PROFILING_HELP, SECONDS, FiniteFloat, OutputPath, UserError, cli, err_console, note, vertical
 
 STORM_RUN_KEYS = ("mode", "storm_version", "plan_applied", "plan_matches", "scheduler_status", "workers", "throughput",
+                  "bolt_throughput",
                   "source_rate", "duration_s", "windows", "monitor_cross_node_bytes_per_s", "measured_inter_node_bytes_per_s",
                   "predicted_inter_node_bytes_per_s", "predicted_throughput",
                   "jvm_peak_rss_mb", "wall_s")
@@ -56,10 +57,15 @@ def storm():
               help="Heap of each testbed worker process (--mode cluster).")
 @click.option("--cpu-budget", type=FiniteFloat(min=0.05, max=4096), default=None,
               help="Cores shared by all testbed nodes, in proportion to their `cores` (default: this machine's cores - 0.5).")
+@click.option("--operating-point", "operating_point", type=click.Choice(list(sp.OPERATING_POINTS)), default=None,
+              help="Run at a named operating point (docs/performance-model.md): its sources (saturated), ackers and max "
+                   "spout pending, Storm settings (--storm-conf over them), CPU budget (unless --cpu-budget) and links. "
+                   "Default: the topology's own rates and the options given.")
 @click.option("--force", is_flag=True, help="Replace the output directory if it exists.")
 @click.option("-o", "--output", "out_dir", type=OutputPath("dir"), required=True, help="Directory to write.")
 def storm_run(topology, cluster, plan_path, name, params, seed, time_limit, profiling, storm_default, workers,
-              duration, warmup, window, ackers, load_aware, heap_mb, storm_conf, fmt, mode, worker_heap_mb, cpu_budget, force, out_dir):
+              duration, warmup, window, ackers, load_aware, heap_mb, storm_conf, fmt, mode, worker_heap_mb, cpu_budget,
+              operating_point, force, out_dir):
     """Run TOPOLOGY on Storm with CLUSTER's nodes, under a plan, and measure it.
 
     Writes DIR/run.json (what Storm assigned, read back from Storm, throughput, latency; on the
@@ -71,9 +77,12 @@ def storm_run(topology, cluster, plan_path, name, params, seed, time_limit, prof
         raise UserError("give exactly one of --plan, --scheduler or --storm-default")
     if workers is not None and not storm_default:
         raise UserError("--workers goes with --storm-default (a plan fixes its workers)")
+    if operating_point is not None and ackers:
+        raise UserError("--ackers: set by --operating-point (its ackers); leave one out")
     settings = sp.storm_settings(duration_s=duration, warmup_s=warmup, window_s=window, ackers=ackers,
                                  load_aware=load_aware, heap_mb=heap_mb, seed=seed or 0, mode=mode,
-                                 worker_heap_mb=worker_heap_mb, cpu_budget=cpu_budget, storm_conf=storm_conf)
+                                 worker_heap_mb=worker_heap_mb, cpu_budget=cpu_budget, storm_conf=storm_conf,
+                                 operating_point=operating_point)
     problem = sp.load_problem(topology, cluster)
     done = sp.storm_run(problem, out_dir, settings, plan=plan_path, scheduler=name,
                         params=sp.parse_pairs(params) if name else None, seed=seed, time_limit=time_limit,

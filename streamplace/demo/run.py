@@ -95,7 +95,7 @@ from ..workloads import microbench
 from ..workloads.applications import APPLICATIONS, application, write_records
 from ..workloads.catalogue import sized_cluster
 from ..report.display import BEST, MARKS, OVERLOADED, OWN_JOB, compact, legend, metric
-from ..report.page import write_report
+from ..report.page import measured_rows, write_report
 from ..report.render import COST_REL_TOL, ordered
 from ..storm import StormError
 from .storm_step import run_storm_step, storm_summary
@@ -444,7 +444,9 @@ def _write_outputs(run: DemoRun, out_dir: Path, *, quick: bool, wall: float) -> 
     documents = [record.to_dict() for record in run.records]
     atomic_write_text(out_dir / "results.json", json.dumps(documents, indent=1) + "\n")
     atomic_write_text(out_dir / "results.csv", records_to_csv(documents))
-    write_report(documents, out_dir, title="streamplace demo", intro=_intro(run, quick, wall))
+    storm = run.storm if run.storm and "jobs" in run.storm else None
+    write_report(documents, out_dir, title="streamplace demo", intro=_intro(run, quick, wall),
+                 measured=measured_rows(storm) if storm else ())
 
 
 def _scheduler_seconds(records: Sequence[ResultRecord]) -> dict[str, float]:

@@ -21,12 +21,15 @@ performance. ``DIR/storm/run.json`` holds per job the measured throughput and in
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import time
 from pathlib import Path
 from collections.abc import Sequence
 
+from ..model.calibration import CalibratedModel, MeasuredRun, calibrate
+from ..model.operating_point import OPERATING_POINTS, OperatingPoint
 from ..model.performance import CostModel
 from ..model import Problem
 from ..model.specs import atomic_write_text, placement_from_dict
@@ -82,10 +85,19 @@ def testbed_or_reason() -> tuple[str, str]:
     return "cluster", ""
 
 
+def _point(mode: str, settings: RunSettings) -> OperatingPoint:
+    """The operating point the step's jobs run at: the bundled model's on the testbed (saturated
+    spouts, the campaign's settings), Storm's defaults at the topology's rates on embedded Storm."""
+    if mode == "cluster":
+        return dataclasses.replace(OPERATING_POINTS["10ms-sleeps"], cpu_budget=settings.testbed.budget())
+    return OperatingPoint("embedded", {})
+
+
 def run_storm_step(records: Sequence[ResultRecord], out_dir: Path, problem_from_files, *, model: CostModel | None = None,
                    log=print) -> dict:
-    """Runs the recommended placement and even's of the instance :func:`instance_to_run` picks;
-    writes and returns ``DIR/storm/run.json``."""
+    """Runs Storm's even placement of the instance :func:`instance_to_run` picks, calibrates the
+    model on that run, then runs the placement the calibrated model recommends among the
+    instance's placements within capacity; writes and returns ``DIR/storm/run.json``."""
     model = model or CostModel()
     first, best = instance_to_run(records)
     problem = problem_from_files(out_dir, best.extra)
@@ -98,36 +110,67 @@ def run_storm_step(records: Sequence[ResultRecord], out_dir: Path, problem_from_
             "performance measurement)")
     settings = RunSettings(mode=mode, warmup_s=WARMUP_S, duration_s=MEASURE_S, window_s=WINDOW_S)
     bed = settings.testbed
+    point = _point(mode, settings)
     work = out_dir / "storm" / "work"
     shutil.rmtree(work, ignore_errors=True)
-    runs = {best.scheduler: plan, default: even}
     if mode == "cluster":   # saturated; embedded Storm halts on back-pressure between its in-process workers
-        jobs = [saturated_job(f"{first['workload']}-{name}", problem.topology, placement, MEASURE_S)
-                for name, placement in runs.items()]
         problem = Problem.from_topology(saturated(problem.topology), problem.cluster)
-    else:
-        jobs = [Job(f"{first['workload']}-{name}", problem.topology, placement, workers_of(placement), monitor=True,
-                    duration_s=MEASURE_S) for name, placement in runs.items()]
     began = time.monotonic()
-    results = run_jobs(problem.cluster, jobs, settings, work, monitor_dir=work / "monitor",
-                       on_event=lambda e: e.get("event") == "result" and log(f"storm: measured {e['job']}"))
+
+    def run(name: str, placement) -> dict:
+        job_name = f"{first['workload']}-{name}"
+        job = (saturated_job(job_name, problem.topology, placement, MEASURE_S) if mode == "cluster" else
+               Job(job_name, problem.topology, placement, workers_of(placement), monitor=True, duration_s=MEASURE_S))
+        result = run_jobs(problem.cluster, [job], settings, work / name, monitor_dir=work / name / "monitor",
+                          on_event=lambda e: e.get("event") == "result" and log(f"storm: measured {e['job']}"))[job_name]
+        return {"scheduler": name, "workers": workers_of(placement),
+                **measured(problem, placement, result, work / name / "monitor", settings),
+                **predicted_figures(problem, placement, model, bed.budget())}
+
+    baseline = run(default, even)
+    calibrated = calibrate(problem, MeasuredRun(
+        point, even, baseline["bolt_throughput"], baseline["source_rate"],
+        {label: (t["executed_per_s"], t["cpu_cores"]) for label, t in baseline["tasks"].items()},
+        {tuple(pair.split(">", 1)): s["tuples_per_s"] for pair, s in baseline["streams"].items()},
+        baseline["latency_ms"].get("mean"), bed.budget() if mode == "cluster" else None), model)
+    name, placement, prediction = recalibrated_choice(records, first, problem, calibrated, default)
+    log(f"storm: calibrated on {default}'s run, {name} is predicted at {prediction.throughput:,.0f} tuples/s")
+    chosen = run(name, placement)
+    for rec, predicted_by in ((baseline, calibrated.predict(even)), (chosen, prediction)):
+        rec.update(calibrated_throughput=predicted_by.throughput, calibrated_bound=predicted_by.bound)
     out = {"workload": first["workload"], "cluster": first["cluster"], "mode": mode, "why_not_testbed": why or None,
-           "warmup_s": WARMUP_S, "measured_s": MEASURE_S, "wall_s": round(time.monotonic() - began, 1), "jobs": []}
-    for (name, placement), job in zip(runs.items(), jobs):
-        rec = {"scheduler": name, "workers": workers_of(placement),
-               **measured(problem, placement, results[job.name], work / "monitor", settings),
-               **predicted_figures(problem, placement, model, bed.budget())}
-        out["jobs"].append(rec)
+           "warmup_s": WARMUP_S, "measured_s": MEASURE_S, "wall_s": round(time.monotonic() - began, 1),
+           "operating_point": point.document(), "calibrated_on": default, "jobs": [chosen, baseline]}
     atomic_write_text(out_dir / "storm" / "run.json", json.dumps(out, indent=1) + "\n")
     shutil.rmtree(work, ignore_errors=True)
     return out
+
+
+def recalibrated_choice(records: Sequence[ResultRecord], context: dict, problem: Problem, calibrated: CalibratedModel,
+                        default: str):
+    """(scheduler, placement, prediction) of the instance's placement within capacity, of the
+    same job, other than ``default``'s, with the highest calibrated throughput (ties: the
+    records' order)."""
+    best = None
+    for r in records:
+        if (r.context.get("workload"), r.context.get("cluster")) != (context["workload"], context["cluster"]) \
+                or r.scheduler == default or not r.evaluation.valid or r.evaluation.placement is None or r.own_job:
+            continue
+        placement = placement_from_dict({"placement": r.evaluation.placement}, problem.topology, problem.cluster, r.scheduler)
+        prediction = calibrated.predict(placement)
+        if best is None or prediction.throughput > best[2].throughput:
+            best = (r.scheduler, placement, prediction)
+    if best is None:
+        raise StormError(f"no placement within capacity of {context['workload']} to run on Storm")
+    return best
 
 
 def storm_summary(run: dict) -> str:
     """One line: mode, then per job measured beside predicted throughput."""
     key, counted = (("wire_inter_node_bytes_per_s", "on the wire") if run["mode"] == "cluster"
                     else ("monitor_inter_node_bytes_per_s", "by the monitor"))
-    jobs = "; ".join(f"{j['scheduler']} {j['throughput']:,.0f} tuples/s measured, {j['predicted_throughput']:,.0f} predicted, "
+    jobs = "; ".join(f"{j['scheduler']} {j['throughput']:,.0f} tuples/s measured, {j['calibrated_throughput']:,.0f} predicted "
+                     f"calibrated on {run['calibrated_on']}'s run ({j['predicted_throughput']:,.0f} uncalibrated), "
                      f"{j[key] / 1e3:,.0f} kB/s between nodes {counted}" for j in run["jobs"])
     where = "testbed" if run["mode"] == "cluster" else "embedded Storm (no testbed)"
     return f"{run['workload']} on {run['cluster']}, {where}: {jobs}"

@@ -11,8 +11,8 @@ running job has), at its own operating point (:class:`~.operating_point.Operatin
    non-source operator's selectivity is what it sent over its streams per tuple it executed.
 2. **CPU bound.** :func:`~.performance.predict` on the calibrated topology (on a testbed: its
    cluster scaled to the testbed's CPU budget) gives the throughput back-pressure allows. When the
-   run itself was CPU-bound (acking off), the ratio of measured to predicted throughput of the
-   run's placement, ``capacity_factor``, scales every placement's CPU bound: the share of the
+   run itself was CPU-bound (acking off), the ratio of measured to predicted throughput (every
+   task's tuples, spouts' emits included) of the run's placement, ``capacity_factor``, scales every placement's CPU bound: the share of the
    modelled capacity this job really gets on this cluster. With acking on the run shows the flow
    bound, not the CPU bound, and the factor stays 1.
 3. **Flow-control bound** (acking on). A spout task holds at most ``M`` =
@@ -279,9 +279,9 @@ def calibrate(problem: Problem, run: MeasuredRun, model: CostModel | None = None
             if measured_pending > spout_sleep_s(point):
                 residual = max(0.0, measured_pending - spout_sleep_s(point) / 2 - first.round_trip_s(run.placement))
     else:
-        predicted = first.predict(run.placement).bolt_throughput
-        if predicted > 0 and run.bolt_throughput > 0:
-            factor = run.bolt_throughput / predicted
+        predicted = first.predict(run.placement).throughput
+        if predicted > 0 and run.throughput > 0:
+            factor = run.throughput / predicted
     return CalibratedModel(calibrated, run, model, factor, residual)
 
 

@@ -116,11 +116,33 @@ class OperatingPoint:
         its progressive wait strategy reaches level 3."""
         return float(self.setting(f"topology.{kind}.wait.progressive.level3.sleep.millis")) / 1000.0
 
+    def sources(self, topology: "Topology") -> "Topology":
+        """``topology`` with every spout task asking for this point's source rate
+        (:data:`SATURATED_RATE` when saturated)."""
+        import dataclasses
+
+        from .topology import Topology
+        rate = self.source_rate if self.source_rate is not None else SATURATED_RATE
+        ops = [dataclasses.replace(op, source_rate=rate * op.parallelism) if op.role == "source" else op
+               for op in topology.operators]
+        return Topology.build(topology.name, ops, topology.streams)
+
     def document(self) -> dict:
         """The JSON form every run record carries."""
         return {"name": self.name, "storm_conf": dict(self.storm_conf), "ackers": self.ackers,
                 "max_spout_pending": self.max_spout_pending, "source_rate": self.source_rate,
                 "cpu_budget": self.cpu_budget, "bandwidth_scaled": self.bandwidth_scaled}
+
+    @classmethod
+    def of_conf(cls, conf: Mapping[str, Any], workers: int, cpu_budget: float | None = None) -> "OperatingPoint":
+        """The point a job with topology settings ``conf`` (as Nimbus holds them) ran at on
+        ``workers`` workers: unset ackers are one per worker, as Storm makes them."""
+        ackers = conf.get("topology.acker.executors")
+        pending = conf.get("topology.max.spout.pending")
+        keys = (set(STORM_DEFAULTS) | set(CAMPAIGN_CONF)) - {"topology.max.spout.pending"}
+        storm_conf = {k: conf[k] for k in sorted(keys) if k in conf and conf[k] != STORM_DEFAULTS.get(k)}
+        return cls("measured", storm_conf, ackers=int(workers if ackers is None else ackers),
+                   max_spout_pending=int(pending) if pending else None, cpu_budget=cpu_budget)
 
     @classmethod
     def from_document(cls, doc: Mapping[str, Any]) -> "OperatingPoint":

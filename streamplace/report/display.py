@@ -68,6 +68,11 @@ METRICS: dict[str, Metric] = {
     "traffic_saved_pct": Metric("traffic saved", "inter-node traffic saved against Storm's default", "%"),
     "throughput_gain_pct": Metric("throughput gain", "predicted throughput against Storm's default", "%"),
     "latency_change_pct": Metric("latency change", "predicted latency against Storm's default", "%"),
+    "operating_point": Metric("operating point", "operating point"),
+    "predicted_gain_pct": Metric("predicted gain", "predicted throughput against what runs now", "%"),
+    "measured_gain_pct": Metric("measured gain", "measured throughput against what runs now", "%"),
+    "measured_throughput": Metric("measured", "measured throughput", "tuples/s"),
+    "calibrated_throughput": Metric("predicted", "predicted throughput, calibrated on the run", "tuples/s"),
 }
 
 

@@ -70,12 +70,37 @@ _PLACEMENT_HOW = ("One row per node the placement uses, one cell per task colour
                   "worker process (a white gap between two workers).")
 
 
-def decision_sections(records: list[dict], out_dir: Path) -> list[Section]:
-    """The decision first: recommended placement per job, gains over the default, the trade-off,
-    and the recommended placements drawn."""
+_MEASURED_TEXT = ("Measured on Storm: what runs now (Storm's even placement) was run first, the model was calibrated "
+                  "on that run at its operating point, and the placement it recommends was run next. Predicted gain: "
+                  "the calibrated prediction of that placement against the even run's measured throughput; measured "
+                  "gain: the two runs' measured throughputs (every task's tuples per second, as run.json counts them).")
+MEASURED_COLUMNS = ("job", "scheduler", "operating_point", "calibrated_throughput", "measured_throughput",
+                    "predicted_gain_pct", "measured_gain_pct")
+
+
+def measured_rows(storm: dict) -> list[dict]:
+    """The demo's Storm step (its ``run.json``) as one row: the placement it ran after even's,
+    its calibrated prediction and measured throughput, both gains over even's measured run."""
+    chosen, now = storm["jobs"][0], storm["jobs"][-1]
+
+    def gain(value: float) -> float | None:
+        return 100.0 * (value - now["throughput"]) / now["throughput"] if now["throughput"] else None
+    return [{"job": f"{storm['workload']}@{storm['cluster']}", "scheduler": chosen["scheduler"],
+             "operating_point": storm["operating_point"]["name"] + ("" if storm["mode"] == "cluster" else " (embedded Storm)"),
+             "calibrated_throughput": chosen["calibrated_throughput"], "measured_throughput": chosen["throughput"],
+             "predicted_gain_pct": gain(chosen["calibrated_throughput"]), "measured_gain_pct": gain(chosen["throughput"])}]
+
+
+def decision_sections(records: list[dict], out_dir: Path, measured: Sequence[dict] = ()) -> list[Section]:
+    """The decision first: recommended placement per job (and, for jobs run on Storm, the
+    predicted gain beside the measured one), gains over the default, the trade-off, and the
+    recommended placements drawn."""
     chosen = recommended(records)
-    sections = [Section("Which placement to use", text=_DECISION_TEXT,
-                        tables=[summary_table(chosen, DECISION_COLUMNS, footnote="reason")] if chosen else [])]
+    tables = [summary_table(chosen, DECISION_COLUMNS, footnote="reason")] if chosen else []
+    if measured:
+        tables.append(summary_table(list(measured), MEASURED_COLUMNS, title="Measured on Storm"))
+    sections = [Section("Which placement to use", text=_DECISION_TEXT + (" " + _MEASURED_TEXT if measured else ""),
+                        tables=tables)]
     figures = [write_png(plot_vs_default(records, key), out_dir / f"{key}.png")
                for key in ("throughput_gain_pct", "traffic_saved_pct") if any(r.get(key) is not None for r in records)]
     if figures:
@@ -95,13 +120,13 @@ def decision_sections(records: list[dict], out_dir: Path) -> list[Section]:
 
 
 def write_report(records: Sequence[dict], out_dir: str | Path, *, title: str = "streamplace report",
-                 intro: str = "") -> Path:
+                 intro: str = "", measured: Sequence[dict] = ()) -> Path:
     """The standard report of ``records`` (each with ``workload`` and ``cluster``) in ``out_dir``:
     one PNG per figure and ``report.html`` embedding them; returns the HTML path."""
     records = decide(add_gaps(check_keys(records, *INSTANCE_KEYS, "scheduler")))
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    sections = decision_sections(records, out_dir)
+    sections = decision_sections(records, out_dir, measured)
     for key, heading, how in _STANDARD:
         if not any(number(rec.get(key)) is not None for rec in records):
             continue

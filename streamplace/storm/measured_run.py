@@ -24,13 +24,9 @@ import pandas as pd
 from ..files import check_total_size, quote, read_document
 from ..model import Problem
 from ..model.calibration import MeasuredRun
-from ..model.operating_point import CAMPAIGN_CONF, STORM_DEFAULTS, OperatingPoint
+from ..model.operating_point import OperatingPoint
 from ..model.specs import SpecError, placement_from_dict
 from . import records
-
-#: the topology settings an operating point records (those that change the physics)
-POINT_KEYS = tuple(sorted((set(STORM_DEFAULTS) | set(CAMPAIGN_CONF)) - {"topology.max.spout.pending"}))
-
 
 def _read_records(path: Path) -> pd.DataFrame:
     suffix = path.suffix.lower()
@@ -40,16 +36,6 @@ def _read_records(path: Path) -> pd.DataFrame:
     if suffix == ".csv":
         return pd.read_csv(path)
     return pd.read_json(path, lines=True, dtype=False)
-
-
-def point_of(conf: dict, workers: int, cpu_budget: float | None) -> OperatingPoint:
-    """The operating point a job with topology settings ``conf`` on ``workers`` workers ran at."""
-    ackers = conf.get("topology.acker.executors")
-    ackers = workers if ackers is None else int(ackers)   # Storm: one acker per worker when unset
-    pending = conf.get("topology.max.spout.pending")
-    storm_conf = {k: conf[k] for k in POINT_KEYS if k in conf and conf[k] != STORM_DEFAULTS.get(k)}
-    return OperatingPoint("measured", storm_conf, ackers=ackers, max_spout_pending=int(pending) if pending else None,
-                          cpu_budget=cpu_budget)
 
 
 def read_run(path: str | os.PathLike, problem: Problem) -> MeasuredRun:
@@ -91,7 +77,7 @@ def read_run(path: str | os.PathLike, problem: Problem) -> MeasuredRun:
     if budget is not None and not (isinstance(budget, (int, float)) and budget > 0):
         raise SpecError(doc_path, "cpu_budget", f"must be a number of cores > 0, got {quote(budget)}")
     workers = len({(w["node"], w["worker"]) for w in doc["assignment"].values()})
-    point = point_of(conf, workers, budget)
+    point = OperatingPoint.of_conf(conf, workers, budget)
     tasks = {label: (t["executed_per_s"], t["cpu_cores"]) for label, t in rates["tasks"].items()}
     streams = {tuple(pair.split(">", 1)): s["tuples_per_s"] for pair, s in rates["streams"].items()}
     latency = (doc.get("latency_ms") or {}).get("mean") if isinstance(doc.get("latency_ms"), dict) else None

@@ -29,13 +29,14 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from ..model import Cluster, Placement, Problem, Topology
 from ..interrupt import temporary
 from ..files import atomic_write_text, check_output_dir, parse_document, quote, replace_dir, stage_dir
 from ..model.keyvalue import split_pair
+from ..model.operating_point import OperatingPoint
 from ..model.specs import topology_to_dict
 from . import jobfile, jvm, records
 from .errors import StormError
@@ -77,6 +78,9 @@ class RunSettings:
     testbed: TestbedSettings = field(default_factory=TestbedSettings)  # mode cluster: JVM sizes, CPU budget
     #: Storm topology settings for every job (``--storm-conf``), over the run's own and Storm's defaults
     storm_conf: dict = field(default_factory=dict)
+    #: the named operating point the run is at (``--operating-point``: its sources, ackers, Storm
+    #: settings under ``storm_conf``, CPU budget and links); None: the topology's own rates
+    operating_point: OperatingPoint | None = None
 
     def __post_init__(self):
         for name in ("duration_s", "warmup_s", "window_s"):
@@ -370,6 +374,8 @@ def measure(problem: Problem, placement: Placement | None, out_dir: Path, settin
     check_output_dir(out_dir)   # never over an input (the run's own topology, cluster, plan), --force included
     if out_dir.exists() and any(out_dir.iterdir()) and not force:
         raise StormError(f"{out_dir}: output directory exists and is not empty (use --force to replace it)")
+    if settings.operating_point is not None:   # the point's sources: saturated, or its fixed rate
+        problem = Problem.from_topology(settings.operating_point.sources(topo), problem.cluster)
     if workers is None:
         workers = workers_of(placement) if placement is not None else int(problem.cluster.slots.sum())
     stage = stage_dir(out_dir)
@@ -439,6 +445,10 @@ def summarise(problem: Problem, placement: Placement | None, result: dict, out_d
     assignment = result["assignment"]
     plan = placement.to_mapping(topo.task_labels, cluster) if placement is not None else None
     node_of = {label: where["node"] for label, where in assignment.items()}
+    budget = settings.testbed.budget() if settings.mode == "cluster" else float(os.cpu_count() or 1)
+    # the named point the run was asked for, else the one its settings (as Nimbus holds them) make
+    point = (settings.operating_point or OperatingPoint.of_conf(result.get("topology_conf", {}), len({(w["node"], w["worker"])
+             for w in assignment.values()}), budget)).document()
     return {
         "topology": topo.name, "cluster": cluster.name, "mode": settings.mode,
         "storm_version": result["storm_version"],
@@ -449,7 +459,7 @@ def summarise(problem: Problem, placement: Placement | None, result: dict, out_d
         # the model's quantity (``evaluate``'s predicted throughput): tuples executed by every
         # task, a spout's executed being what it emitted
         "throughput": bolts + spouts, "bolt_throughput": bolts, "source_rate": spouts,
-        "cpu_budget": settings.testbed.budget() if settings.mode == "cluster" else float(os.cpu_count() or 1),
+        "cpu_budget": budget,
         "latency_ms": records.latency_summary(latency),
         "duration_s": seconds, "warmup_s": settings.warmup_s, "window_s": settings.window_s,
         "windows": int(round(seconds / settings.window_s)),
@@ -460,7 +470,8 @@ def summarise(problem: Problem, placement: Placement | None, result: dict, out_d
         "traffic_file": records.write_records(traffic, out_dir / "traffic", fmt).name,
         "load_file": records.write_records(load, out_dir / "load", fmt).name,
         "traffic_rows": len(traffic), "load_rows": len(load),
-        "settings": asdict(settings),
+        "settings": {**asdict(replace(settings, operating_point=None)), "operating_point": point["name"]},
+        "operating_point": point,
         "topology_conf": result.get("topology_conf", {}),   # the job's Storm settings, as Nimbus stored them
         "jvm_peak_rss_mb": round(result.get("jvm_peak_rss_mb") or 0.0, 1),
         "assignment": assignment,

@@ -233,16 +233,23 @@ def test_scoreboard_marks_the_best_within_capacity_of_the_same_job():
     assert time == ["0.50", "0.01", "0.20*", "0.30", "0.10", "1.00"]  # lf and online: not within capacity
 
 
-def test_ends_with_the_recommended_placement_and_even_run_on_storm(demo):
+def test_ends_with_even_then_the_placement_calibrated_on_it_run_on_storm(demo):
     from streamplace.demo.storm_step import recommended, testbed_or_reason
     out, records, run, stdout = demo
     storm = run["storm"]
     mode, why = testbed_or_reason()
     assert storm["mode"] == mode and (storm["why_not_testbed"] or "") == why
-    best = recommended([ResultRecord.from_dict(r) for r in records
-                        if (r["workload"], r["cluster"]) == (storm["workload"], storm["cluster"])])
-    assert [j["scheduler"] for j in storm["jobs"]] == [best.scheduler, "even"]
-    assert storm["jobs"][0]["workers"] == storm["jobs"][1]["workers"]   # even gets the plan's worker count
+    instance = [ResultRecord.from_dict(r) for r in records
+                if (r["workload"], r["cluster"]) == (storm["workload"], storm["cluster"])]
+    best = recommended(instance)
+    chosen, baseline = storm["jobs"]
+    assert baseline["scheduler"] == "even" and storm["calibrated_on"] == "even"
+    assert baseline["workers"] == len({(p["node"], p["worker"]) for p in best.evaluation.placement.values()})
+    # the placement run second is one of the instance's, within capacity, of the same job
+    assert any(r.scheduler == chosen["scheduler"] and r.evaluation.valid and not r.own_job for r in instance)
+    # calibrated on even's own run, the model predicts that run back where the CPU bounds it
+    assert baseline["calibrated_bound"] == "cpu"
+    assert baseline["calibrated_throughput"] == pytest.approx(baseline["throughput"], rel=1e-6)
     for job in storm["jobs"]:
         assert job["plan_matches"], job                  # Storm ran exactly the placement
         assert job["throughput"] > 0 and job["predicted_throughput"] > 0

@@ -103,7 +103,9 @@ def test_without_acking_the_cpu_bound_is_scaled_to_the_run():
     model = calibrate(problem, run(point, source_rate=4000.0, bolt_rate=4000.0))
     uncalibrated = predict(model.problem, ONE_WORKER, CostModel())
     unit = float(uncalibrated.in_rate[2:].sum())
-    assert model.capacity_factor == pytest.approx(4000.0 / (uncalibrated.max_scale * unit))
+    # every task's tuples: 4,000 emitted by the spouts and 4,000 executed by the bolts
+    assert model.capacity_factor == pytest.approx(8000.0 / uncalibrated.throughput)
+    assert model.predict(ONE_WORKER).throughput == pytest.approx(8000.0)
     assert model.predict(ONE_WORKER).bolt_throughput == pytest.approx(4000.0)
     assert model.predict(ONE_WORKER).bound == "cpu"
     # the same factor on another placement: the CPU model's ratio between the two is kept
