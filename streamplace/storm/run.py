@@ -460,6 +460,7 @@ def summarise(problem: Problem, placement: Placement | None, result: dict, out_d
         # task, a spout's executed being what it emitted
         "throughput": bolts + spouts, "bolt_throughput": bolts, "source_rate": spouts,
         "cpu_budget": budget,
+        **({"cpu_period_ms": settings.testbed.cpu_period_ms} if settings.mode == "cluster" else {}),
         "latency_ms": records.latency_summary(latency),
         "duration_s": seconds, "warmup_s": settings.warmup_s, "window_s": settings.window_s,
         "windows": int(round(seconds / settings.window_s)),
