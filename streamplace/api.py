@@ -210,6 +210,9 @@ def storm_settings(operating_point: str | None = None, **settings):
             point = named(operating_point)
         except ValueError as exc:
             raise InputError(f"--operating-point: {exc}") from None
+        if settings.get("ackers") not in (None, 0, point.ackers):
+            raise InputError(f"--ackers: set by --operating-point {operating_point} ({point.ackers}); leave one out")
+        point = point.overridden(conf, testbed.get("cpu_budget"))   # what the run really runs at, recorded so
         conf = {**point.conf(), **conf}
         settings["ackers"] = point.ackers
         testbed.setdefault("cpu_budget", point.cpu_budget)

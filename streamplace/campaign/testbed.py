@@ -202,9 +202,10 @@ def operating_point(settings: RunSettings, point: OperatingPoint = OPERATING_POI
     ``RunSettings.over``), its ackers, and the point itself (``operating_point``). Runs of one
     cell that differ in these are never pooled (:func:`~streamplace.reproduce.measured.load_campaigns`)."""
     bed = settings.testbed
+    ran = point.overridden(settings.storm_conf, bed.budget())
     return {"cpu_budget": bed.budget(), "storm_conf": settings.over(point.conf()), "spout_selectivity": True,
             "testbed_version": TESTBED_VERSION, "cpu_period_ms": bed.cpu_period_ms, "ackers": settings.ackers,
-            "bandwidth_scaled": bed.bandwidth_scaled, "operating_point": point.document()}
+            "bandwidth_scaled": bed.bandwidth_scaled, "operating_point": ran.document()}
 
 
 def point_settings(point: OperatingPoint, settings: RunSettings) -> RunSettings:

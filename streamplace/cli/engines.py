@@ -77,6 +77,9 @@ def storm_run(topology, cluster, plan_path, name, params, seed, time_limit, prof
         raise UserError("give exactly one of --plan, --scheduler or --storm-default")
     if workers is not None and not storm_default:
         raise UserError("--workers goes with --storm-default (a plan fixes its workers)")
+    if operating_point is not None and mode != "cluster":
+        raise UserError("--operating-point goes with --mode cluster: its spouts are saturated, and embedded Storm halts "
+                        "when back-pressure crosses its in-process workers")
     if operating_point is not None and ackers:
         raise UserError("--ackers: set by --operating-point (its ackers); leave one out")
     settings = sp.storm_settings(duration_s=duration, warmup_s=warmup, window_s=window, ackers=ackers,

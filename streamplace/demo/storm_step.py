@@ -1,22 +1,21 @@
-"""The demo's last step: the recommended placement and Storm's even scheduler, run on Storm.
+"""The demo's last step: Storm's even placement run on Storm, the model calibrated on that run,
+then the placement the calibrated model recommends run beside it.
 
 Instance: of the applications on the heterogeneous cluster (the demo's records, rebuilt from their
 files), the one whose recommended plan uses the fewest workers (ties: the first). Every testbed
 worker is two JVMs that start on the machine's 2 cores: frequent-routes' 16-worker plan took
-44-78 s per job to start, and after 10 s of warm-up its runs had not settled (p50 latency
-25-30 s; the same plan measured 10.5k, 3.1k and 1.2k tuples/s in three runs), so the demo runs
-the smallest instance, whose two jobs fit in the step's 2 minutes. Recommended: the placement
-within capacity with the highest predicted throughput among the schedulers that keep the job's
-parallelism (ties: less inter-node traffic). Baseline: Storm's even scheduler with the
-recommended plan's number of workers (what a user who sets ``topology.workers`` to that number
-gets). Both run one after another on one testbed
-(:mod:`streamplace.storm.testbed`), spouts saturated, :data:`WARMUP_S` s of warm-up and
-:data:`MEASURE_S` s measured; where the testbed cannot run (not root, no namespaces or cgroups,
-another testbed run) on embedded Storm instead, saying why, at the topology's own rates:
-LocalCluster halts when back-pressure crosses its in-process workers ("Local Server connection
-should not send BackPressure status"), and embedded figures check the plan and the pipeline, not
+44-78 s per job to start, and after 10 s of warm-up its runs had not settled, so the demo runs
+the smallest instance. First Storm's even scheduler with the recommended plan's number of workers
+(what a user who sets ``topology.workers`` to that number gets, and what a running job has);
+then the model is calibrated on that run (:mod:`streamplace.model.calibration`) and predicts
+every placement of the instance within capacity; the one it predicts fastest runs next. Each run
+on a testbed of its own (:mod:`streamplace.storm.testbed`), spouts saturated (the bundled model's
+operating point, ``10ms-sleeps``), :data:`WARMUP_S` s of warm-up and :data:`MEASURE_S` s measured;
+where the testbed cannot run (not root, no namespaces or cgroups, another testbed run) on embedded
+Storm instead, saying why, at the topology's own rates: LocalCluster halts when back-pressure
+crosses its in-process workers, and embedded figures check the plan and the pipeline, not
 performance. ``DIR/storm/run.json`` holds per job the measured throughput and inter-node bytes
-(wire and monitor) beside the cost model's prediction for the cluster as the testbed runs it.
+(wire and monitor) beside the calibrated prediction and the bundled model's.
 """
 
 from __future__ import annotations
@@ -32,6 +31,7 @@ from ..model.calibration import CalibratedModel, MeasuredRun, calibrate
 from ..model.operating_point import OPERATING_POINTS, OperatingPoint
 from ..model.performance import CostModel
 from ..model import Problem
+from ..model.graph import stream_flows
 from ..model.specs import atomic_write_text, placement_from_dict
 from ..schedulers import make_scheduler, storm_default
 from ..storm import StormError
@@ -132,7 +132,8 @@ def run_storm_step(records: Sequence[ResultRecord], out_dir: Path, problem_from_
         point, even, baseline["bolt_throughput"], baseline["source_rate"],
         {label: (t["executed_per_s"], t["cpu_cores"]) for label, t in baseline["tasks"].items()},
         {tuple(pair.split(">", 1)): s["tuples_per_s"] for pair, s in baseline["streams"].items()},
-        baseline["latency_ms"].get("mean"), bed.budget() if mode == "cluster" else None), model)
+        baseline["latency_ms"].get("mean"), bed.budget() if mode == "cluster" else None,
+        None if mode == "cluster" else offered_source_rate(problem.topology)), model)
     name, placement, prediction = recalibrated_choice(records, first, problem, calibrated, default)
     log(f"storm: calibrated on {default}'s run, {name} is predicted at {prediction.throughput:,.0f} tuples/s")
     chosen = run(name, placement)
@@ -144,6 +145,12 @@ def run_storm_step(records: Sequence[ResultRecord], out_dir: Path, problem_from_
     atomic_write_text(out_dir / "storm" / "run.json", json.dumps(out, indent=1) + "\n")
     shutil.rmtree(work, ignore_errors=True)
     return out
+
+
+def offered_source_rate(topology) -> float:
+    """Spout tuples/s the topology's own rates ask for."""
+    in_rate, _ = stream_flows(topology)
+    return float(in_rate[topology.source_task_mask].sum())
 
 
 def recalibrated_choice(records: Sequence[ResultRecord], context: dict, problem: Problem, calibrated: CalibratedModel,

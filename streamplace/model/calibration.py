@@ -11,7 +11,7 @@ running job has), at its own operating point (:class:`~.operating_point.Operatin
    non-source operator's selectivity is what it sent over its streams per tuple it executed.
 2. **CPU bound.** :func:`~.performance.predict` on the calibrated topology (on a testbed: its
    cluster scaled to the testbed's CPU budget) gives the throughput back-pressure allows. When the
-   run itself was CPU-bound (acking off), the ratio of measured to predicted throughput (every
+   run itself was CPU-bound (acking off, and its spouts emitted less than they asked), the ratio of measured to predicted throughput (every
    task's tuples, spouts' emits included) of the run's placement, ``capacity_factor``, scales every placement's CPU bound: the share of the
    modelled capacity this job really gets on this cluster. With acking on the run shows the flow
    bound, not the CPU bound, and the factor stays 1.
@@ -32,7 +32,8 @@ running job has), at its own operating point (:class:`~.operating_point.Operatin
    default) plus, between workers, the sending worker's transfer thread (it sleeps 1 ms when idle:
    0.5 ms on average) and, between nodes, the bytes over the link. What the run measured beyond
    that (``round_trip_residual``: queueing, CPU-quota stalls, the JVMs) is added to every
-   placement's round trip.
+   placement's round trip. A run whose spouts emitted what they asked (a fixed rate below both
+   bounds) calibrates the costs only.
 
 The prediction is the smaller of the two bounds; its throughput is counted as ``run.json``'s
 ``throughput`` is: tuples executed per second by every task, spouts' emits included
@@ -88,10 +89,19 @@ class MeasuredRun:
     streams: Mapping[tuple[str, str], float]
     latency_ms: float | None = None
     cpu_budget: float | None = None
+    #: spout tuples/s the sources asked to emit (None: saturated, far above what they emit)
+    offered_source_rate: float | None = None
 
     @property
     def throughput(self) -> float:
         return self.bolt_throughput + self.source_rate
+
+    @property
+    def held_back(self) -> bool:
+        """Whether the spouts emitted less than they asked (by more than 10 %): back-pressure or
+        max spout pending set the rate, not the sources. A run at its sources' own rate shows
+        neither bound, and calibrates neither."""
+        return self.offered_source_rate is None or self.source_rate < 0.9 * self.offered_source_rate
 
 
 @dataclass(frozen=True)
@@ -115,8 +125,11 @@ def calibrated_topology(topology: Topology, run: MeasuredRun, model: CostModel) 
         executed[op] = executed.get(op, 0.0) + rate
         cpu[op] = cpu.get(op, 0.0) + cores
     sent: dict[str, float] = {}
-    for (src, _dst), rate in run.streams.items():
-        sent[src] = sent.get(src, 0.0) + rate
+    copies = {(st.src, st.dst): topology.operators[topology.index[st.dst]].parallelism if st.grouping == "all" else 1
+              for st in topology.streams}
+    for (src, dst), rate in run.streams.items():
+        # the monitor counts a tuple once per receiving task: an `all` stream's emit reaches every one
+        sent[src] = sent.get(src, 0.0) + rate / copies.get((src, dst), 1)
     ops = []
     for op in topology.operators:
         changes = {}
@@ -197,7 +210,8 @@ class CalibratedModel:
 
     def summary(self, problem: Problem, placement: Placement) -> dict:
         """``throughput``, ``bottleneck`` (a node's resource, or ``flow control``) and
-        ``latency_ms`` (the tuple tree's round trip with acking on, else the CPU model's latency)
+        ``latency_ms`` (the tuple tree's round trip with acking on, for every placement alike, else
+        the CPU model's latency)
         of ``placement`` of ``problem``, which must be the job the model was calibrated on
         (:class:`~streamplace.model.performance.Predictor`)."""
         mine = self.problem
@@ -207,7 +221,7 @@ class CalibratedModel:
         pred = self.predict(placement)
         flow = pred.bound == "flow control"
         return {"throughput": pred.throughput, "bottleneck": "flow control" if flow else pred.cpu.bottleneck,
-                "latency_ms": pred.round_trip_ms if flow else pred.cpu.latency_ms}
+                "latency_ms": pred.round_trip_ms if pred.round_trip_ms is not None else pred.cpu.latency_ms}
 
     def covers(self, problem: Problem) -> bool:
         """``problem`` is the calibrated job: same task labels, same node names."""
@@ -270,7 +284,9 @@ def calibrate(problem: Problem, run: MeasuredRun, model: CostModel | None = None
     first = CalibratedModel(calibrated, run, model, 1.0, 0.0)
     point = run.point
     factor, residual = 1.0, 0.0
-    if point.acking and point.max_spout_pending is not None:
+    if not run.held_back:   # the sources set the rate: the run says nothing of either bound
+        pass
+    elif point.acking and point.max_spout_pending is not None:
         spouts = int(topo.source_task_mask.sum())
         if run.source_rate > 0:
             measured_pending = spouts * point.max_spout_pending / run.source_rate
@@ -294,8 +310,9 @@ def run_from_record(record: Mapping, problem: Problem) -> MeasuredRun:
                                     f"{record.get('job', 'run')}.placement")
     tasks = {label: (float(t["executed_per_s"]), float(t["cpu_cores"])) for label, t in record["tasks"].items()}
     streams = {tuple(pair.split(">", 1)): float(s["tuples_per_s"]) for pair, s in record["streams"].items()}
+    offered = None if point.source_rate is None else point.source_rate * int(problem.topology.source_task_mask.sum())
     return MeasuredRun(point, placement, float(record["bolt_throughput"]), float(record["source_rate"]), tasks, streams,
-                       (record.get("latency_ms") or {}).get("mean"), float(record["cpu_budget"]))
+                       (record.get("latency_ms") or {}).get("mean"), float(record["cpu_budget"]), offered)
 
 
 def mean_run(runs: list[MeasuredRun]) -> MeasuredRun:

@@ -16,6 +16,7 @@ are shaped in rate only (HTB), never delayed.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -116,11 +117,19 @@ class OperatingPoint:
         its progressive wait strategy reaches level 3."""
         return float(self.setting(f"topology.{kind}.wait.progressive.level3.sleep.millis")) / 1000.0
 
+    def overridden(self, storm_conf: Mapping[str, Any], cpu_budget: float | None = None) -> "OperatingPoint":
+        """This point with ``storm_conf`` over its Storm settings (``topology.max.spout.pending``
+        included) and another CPU budget if given: what a run with those overrides ran at."""
+        conf = dict(storm_conf)
+        pending = conf.pop("topology.max.spout.pending", self.max_spout_pending)
+        if not conf and pending == self.max_spout_pending and cpu_budget in (None, self.cpu_budget):
+            return self
+        return dataclasses.replace(self, storm_conf={**self.storm_conf, **conf}, max_spout_pending=pending,
+                                   cpu_budget=self.cpu_budget if cpu_budget is None else cpu_budget)
+
     def sources(self, topology: "Topology") -> "Topology":
         """``topology`` with every spout task asking for this point's source rate
         (:data:`SATURATED_RATE` when saturated)."""
-        import dataclasses
-
         from .topology import Topology
         rate = self.source_rate if self.source_rate is not None else SATURATED_RATE
         ops = [dataclasses.replace(op, source_rate=rate * op.parallelism) if op.role == "source" else op

@@ -304,8 +304,8 @@ class LnsScheduler(Scheduler):
 
     def with_predictor(self, predictor: Predictor) -> "LnsScheduler":
         """With the throughput objective, predictions by ``predictor`` (the traffic objective
-        uses no model: the same scheduler)."""
-        if self.objective != "throughput":
+        uses no model, and an explicit ``cost_model`` file wins: the same scheduler)."""
+        if self.objective != "throughput" or self.cost_model is not None:
             return self
         out = dataclasses.replace(self)
         object.__setattr__(out, "_predictor", predictor)
@@ -466,7 +466,8 @@ class LnsScheduler(Scheduler):
             if budget > 0 and search.resolve(tasks, budget, self.seed):
                 trajectory.append(search.node.copy())
                 search.refill()
-        fresh = dataclasses.replace(self, time_limit=max(0.1, self.time_limit - (time.perf_counter() - start))).schedule(problem)
+        rest = dataclasses.replace(self, time_limit=max(0.1, self.time_limit - (time.perf_counter() - start)))
+        fresh = (rest.with_predictor(self._predictor) if self._predictor is not None else rest).schedule(problem)
         if fresh.placement is not None:
             trajectory.append(fresh.placement.node)
 

@@ -16,31 +16,54 @@ its spec says) and ``latency_ms`` (``{"mean": ...}``).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ..files import check_total_size, quote, read_document
 from ..model import Problem
 from ..model.calibration import MeasuredRun
 from ..model.operating_point import OperatingPoint
+from ..model.graph import stream_flows
 from ..model.specs import SpecError, placement_from_dict
 from . import records
 
-def _read_records(path: Path) -> pd.DataFrame:
+def _read_records(path: Path, doc_path: Path, key: str, columns: tuple[str, ...]) -> pd.DataFrame:
+    """The records of ``path``, with ``columns``; SpecError naming the file on anything else."""
     suffix = path.suffix.lower()
     check_total_size([path], path.parent, what="monitoring records", in_memory="parquet" if suffix == ".parquet" else "json")
-    if suffix == ".parquet":
-        return pd.read_parquet(path)
-    if suffix == ".csv":
-        return pd.read_csv(path)
-    return pd.read_json(path, lines=True, dtype=False)
+    try:
+        if suffix == ".parquet":
+            frame = pd.read_parquet(path)
+        elif suffix == ".csv":
+            frame = pd.read_csv(path)
+        else:
+            frame = pd.read_json(path, lines=True, dtype=False)
+    except (ValueError, OSError, pd.errors.EmptyDataError) as exc:
+        raise SpecError(path, key, f"not readable as monitoring records ({quote(str(exc))})") from None
+    missing = [c for c in columns if c not in frame.columns]
+    if missing or not len(frame):
+        raise SpecError(path, missing[0] if missing else key,
+                        "missing: monitoring records need " + ", ".join(columns) if missing else "no records")
+    return frame
+
+
+def _labels(frame: pd.DataFrame, columns: tuple[str, ...], path: Path, topo) -> None:
+    """Every task label in ``columns`` is one of ``topo``'s."""
+    known = set(topo.task_labels)
+    for column in columns:
+        unknown = sorted(set(frame[column].astype(str)) - known)
+        if unknown:
+            raise SpecError(path, column, f"task {quote(unknown[0])} is not a task of {quote(topo.name)}: "
+                                          "the run is of another job")
 
 
 def read_run(path: str | os.PathLike, problem: Problem) -> MeasuredRun:
     """The run in directory ``path`` of ``problem``'s job; :class:`SpecError` naming the file and
-    field on anything missing or of another job."""
+    field on anything missing, malformed or of another job."""
     run_dir = Path(path)
     doc_path = run_dir / "run.json"
     if not doc_path.is_file():
@@ -53,32 +76,50 @@ def read_run(path: str | os.PathLike, problem: Problem) -> MeasuredRun:
             raise SpecError(doc_path, key, "missing (a calibration needs where each task ran, the seconds measured and the "
                                            "monitor's load and traffic records)")
     seconds = doc["duration_s"]
-    if not isinstance(seconds, (int, float)) or not seconds > 0:
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0:
         raise SpecError(doc_path, "duration_s", f"must be a number of seconds > 0, got {quote(seconds)}")
+    assignment = doc["assignment"]
+    if not isinstance(assignment, dict) or not all(isinstance(w, dict) and {"node", "worker"} <= set(w) for w in assignment.values()):
+        raise SpecError(doc_path, "assignment", "must map each task label to {node, worker}")
     topo = problem.topology
-    placement = placement_from_dict({"placement": doc["assignment"]}, topo, problem.cluster, doc_path)
+    placement = placement_from_dict({"placement": assignment}, topo, problem.cluster, doc_path)
     frames = {}
-    for key in ("load_file", "traffic_file"):
-        file = run_dir / str(doc[key])
-        if not file.is_file():
-            raise SpecError(doc_path, key, f"{quote(str(doc[key]))} is not a file beside run.json")
-        frames[key] = _read_records(file)
+    for key, columns in (("load_file", ("window_start", "task", "executed", "cpu_seconds")),
+                         ("traffic_file", ("window_start", "src_task", "dst_task", "tuples"))):
+        name = str(doc[key])
+        file = run_dir / name
+        if Path(name).is_absolute() or ".." in Path(name).parts or not file.is_file():
+            raise SpecError(doc_path, key, f"{quote(name)} is not a file beside run.json")
+        frames[key] = _read_records(file, doc_path, key, columns)
+        _labels(frames[key], columns[1:2] if key == "load_file" else columns[1:3], file, topo)
     load, traffic = frames["load_file"], frames["traffic_file"]
-    unknown = sorted(set(load.get("task", pd.Series(dtype=str))) - set(topo.task_labels))
-    if unknown:
-        raise SpecError(run_dir / str(doc["load_file"]), "task",
-                        f"task {quote(unknown[0])} is not a task of {quote(topo.name)}: the run is of another job")
     bolts, spouts = records.throughput(load, topo, float(seconds))
+    if bolts + spouts <= 0:
+        raise SpecError(run_dir / str(doc["load_file"]), "executed", "no task executed a tuple: nothing to calibrate on")
     rates = records.rates(load, traffic, topo, float(seconds))
     conf = doc.get("topology_conf") or {}
     if not isinstance(conf, dict):
         raise SpecError(doc_path, "topology_conf", "must be a mapping of Storm settings")
     budget = doc.get("cpu_budget")
-    if budget is not None and not (isinstance(budget, (int, float)) and budget > 0):
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, float)) or not budget > 0):
         raise SpecError(doc_path, "cpu_budget", f"must be a number of cores > 0, got {quote(budget)}")
-    workers = len({(w["node"], w["worker"]) for w in doc["assignment"].values()})
-    point = OperatingPoint.of_conf(conf, workers, budget)
+    named = doc.get("operating_point") if isinstance(doc.get("operating_point"), dict) else {}
+    try:
+        point = OperatingPoint.of_conf(conf, int(np.unique(placement.slot_ids(problem.cluster)).size), budget)
+        point = dataclasses.replace(point, bandwidth_scaled=bool(named.get("bandwidth_scaled", False)))
+        for kind in ("spout", "bolt"):
+            if not point.sleep_s(kind) >= 0:
+                raise ValueError(f"topology.{kind}.wait.progressive.level3.sleep.millis must be >= 0")
+    except (ValueError, TypeError) as exc:
+        raise SpecError(doc_path, "topology_conf", str(exc)) from None
+    # what the spouts asked for: a named point's rate (None: saturated), else the topology's own
+    if named.get("name", "measured") != "measured":
+        rate = named.get("source_rate")
+        offered = None if rate is None else float(rate) * int(topo.source_task_mask.sum())
+    else:
+        in_rate, _ = stream_flows(topo)
+        offered = float(in_rate[topo.source_task_mask].sum())
     tasks = {label: (t["executed_per_s"], t["cpu_cores"]) for label, t in rates["tasks"].items()}
     streams = {tuple(pair.split(">", 1)): s["tuples_per_s"] for pair, s in rates["streams"].items()}
     latency = (doc.get("latency_ms") or {}).get("mean") if isinstance(doc.get("latency_ms"), dict) else None
-    return MeasuredRun(point, placement, bolts, spouts, tasks, streams, latency, budget)
+    return MeasuredRun(point, placement, bolts, spouts, tasks, streams, latency, budget, offered)

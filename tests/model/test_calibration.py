@@ -1,6 +1,8 @@
 """The model calibrated on a run: costs read from the run, the CPU bound scaled to it, Storm's
 flow control (max spout pending) worked by hand."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -128,3 +130,28 @@ def test_runs_of_one_placement_average_and_others_do_not():
     assert both.source_rate == 1000.0 and both.tasks["b[0]"][0] == pytest.approx(500.0)
     with pytest.raises(ValueError, match="different placements"):
         mean_run([a, run(ACKING, placement=SPLIT)])
+
+
+def test_an_all_stream_counts_each_emit_once_not_once_per_receiver():
+    """The monitor counts a tuple per receiving task: m sends 100/s to each of k's 3 tasks."""
+    topo = Topology.build("t", [Operator("s", 1, role="source", source_rate=10.0), Operator("m", 1),
+                                Operator("k", 3, role="sink")], [Stream("s", "m"), Stream("m", "k", grouping="all")])
+    measured = MeasuredRun(ACKING, Placement(node=np.zeros(5, int), worker=np.zeros(5, int)), 400.0, 100.0,
+                           {"s[0]": (100.0, 0.0), "m[0]": (100.0, 0.0)}, {("s", "m"): 100.0, ("m", "k"): 300.0})
+    assert calibrated_topology(topo, measured, CostModel()).operators[1].selectivity == 1.0
+
+
+def test_a_run_at_its_sources_own_rate_calibrates_the_costs_only():
+    """The spouts emitted all they asked (1,000 of 1,000/s): neither bound showed, so neither the
+    capacity nor the round trip is scaled to the run."""
+    for point in (OPERATING_POINTS["10ms-sleeps"], ACKING):
+        model = calibrate(job(), dataclasses.replace(run(point), offered_source_rate=1000.0))
+        assert model.capacity_factor == 1.0 and model.round_trip_residual_s == 0.0
+    held = calibrate(job(), dataclasses.replace(run(ACKING), offered_source_rate=5000.0))
+    assert held.round_trip_residual_s > 0   # held back by max spout pending: the round trip is calibrated
+
+
+def test_with_acking_every_placements_latency_is_its_round_trip():
+    model = calibrate(job(), run(ACKING, source_rate=1e9, bolt_rate=1e9))
+    for placement in (ONE_WORKER, SPLIT):
+        assert model.summary(job(), placement)["latency_ms"] == pytest.approx(model.predict(placement).round_trip_ms)

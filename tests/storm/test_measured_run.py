@@ -59,6 +59,12 @@ def test_unset_ackers_are_one_per_worker_as_in_storm(tmp_path):
     ({"load_file": "missing.jsonl"}, "load_file"),
     ({"topology_conf": [1]}, "topology_conf"),
     ({"cpu_budget": -1}, "cpu_budget"),
+    ({"duration_s": True}, "duration_s"),
+    ({"assignment": ["s[0]"]}, "assignment"),
+    ({"assignment": {"s[0]": "n0"}}, "assignment"),
+    ({"topology_conf": {"topology.max.spout.pending": -1}}, "topology_conf"),
+    ({"topology_conf": {"topology.acker.executors": "x"}}, "topology_conf"),
+    ({"load_file": "../load.jsonl"}, "load_file"),
     ({"assignment": {"x[0]": {"node": "n0", "worker": 0}}}, "x[0]"),
 ])
 def test_a_bad_run_is_refused_naming_its_field(tmp_path, change, field):
@@ -71,6 +77,27 @@ def test_a_run_of_another_job_is_refused(tmp_path):
                            [Stream("s", "z")])
     with pytest.raises(SpecError):
         read_run(write_run(tmp_path / "run"), Problem.from_topology(other, CLUSTER))
+
+
+def test_records_that_are_not_monitoring_records_are_refused_naming_the_file(tmp_path):
+    problem = Problem.from_topology(TOPO, CLUSTER)
+    run = write_run(tmp_path / "run")
+    (run / "load.jsonl").write_text('{"window_start": 0, "task": "s[0]", "executed": 5}\n')   # no cpu_seconds
+    with pytest.raises(SpecError, match="load.jsonl: cpu_seconds: missing"):
+        read_run(run, problem)
+    (run / "load.jsonl").write_text("not json\n")
+    with pytest.raises(SpecError, match="load.jsonl: load_file: not readable"):
+        read_run(run, problem)
+    write_run(tmp_path / "other")
+    (tmp_path / "other" / "traffic.jsonl").write_text(
+        '{"window_start": 0, "src_task": "s[0]", "dst_task": "z[0]", "tuples": 1}\n')
+    with pytest.raises(SpecError, match="traffic.jsonl: dst_task: task 'z.0.' is not a task of 't'"):
+        read_run(tmp_path / "other", problem)
+
+
+def test_a_run_whose_tasks_executed_nothing_is_refused(tmp_path):
+    with pytest.raises(SpecError, match="no task executed a tuple"):
+        read_run(write_run(tmp_path / "run", spout_rate=0.0), Problem.from_topology(TOPO, CLUSTER))
 
 
 def test_no_run_json_is_one_clear_error(tmp_path):
@@ -117,3 +144,10 @@ def test_a_missing_run_is_exit_2_with_one_line(cli, files, tmp_path):
     topo, cluster, placement, _ = files
     code, out, err = cli(["evaluate", topo, cluster, placement, "--calibrate", tmp_path / "nowhere"])
     assert code == 2 and err.count("\n") == 1 and "no run.json here" in err
+
+
+def test_a_named_operating_point_needs_the_testbed(cli, files, tmp_path):
+    topo, cluster, _, _ = files
+    code, out, err = cli(["storm", "run", topo, cluster, "--storm-default", "--operating-point", "acking-msp10",
+                          "-o", tmp_path / "out"])
+    assert code == 2 and "--operating-point goes with --mode cluster" in err and not (tmp_path / "out").exists()
