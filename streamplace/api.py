@@ -202,7 +202,8 @@ def storm_settings(operating_point: str | None = None, **settings):
     from .model.operating_point import named
     from .storm.run import RunSettings, parse_storm_conf
     from .storm.testbed import TestbedSettings
-    testbed = {k: settings.pop(k) for k in ("worker_heap_mb", "cpu_budget") if k in settings and settings[k] is not None}
+    testbed = {k: settings.pop(k) for k in ("worker_heap_mb", "cpu_budget") if k in settings}
+    testbed = {k: v for k, v in testbed.items() if v is not None}
     conf = parse_storm_conf(settings.pop("storm_conf", ()))
     point = None
     if operating_point is not None:
