@@ -25,8 +25,11 @@ CONTEXT = ("paper", "experiment", "workload", "cluster", "scheduler")
 COMPARED = ("inter_node_cost", "inter_worker_cost", "nodes_used", "max_utilisation", "cohesion", "coupling")
 
 
-#: measured runs as a testbed campaign writes them (only the keys the statements read)
-TESTBED_RUNS = [{"experiment": "diamond-io@1high+2low", "scheduler": s, "rep": i, "bolt_throughput": v}
+#: measured runs as a testbed campaign writes them (only the keys the statements read), at an
+#: operating point of the regime [I] and [T3] ran the I/O-intensive micro-benchmarks in
+ACKING = {"name": "acking-msp10", "ackers": 3, "max_spout_pending": 10, "source_rate": None}
+TESTBED_RUNS = [{"experiment": "diamond-io@1high+2low", "scheduler": s, "rep": i, "bolt_throughput": v,
+                 "operating_point": ACKING}
                 for s, vs in {"ischeduler": (1240.0, 1260.0), "t3": (1100.0, 1100.0), "rstorm": (1000.0, 1000.0),
                               "online": (1000.0, 1100.0)}.items() for i, v in enumerate(vs)]
 
@@ -44,10 +47,20 @@ def test_testbed_statements_score_the_measured_runs(run):
     assert {s["paper"] for s in statements} == {"I", "T3"}
     assert len(statements) == 4                      # diamond (IO) vs R-Storm and vs OLS, for each paper
     by_claim = {(s["paper"], s["claim"]): s for s in statements}
-    i_rstorm = by_claim[("I", "I-Scheduler vs R-Storm, diamond (IO-intensive)")]
+    i_rstorm = by_claim[("I", "I-Scheduler vs R-Storm, diamond (IO-intensive) [at acking-msp10]")]
     assert (i_rstorm["ours"], i_rstorm["verdict"]) == ("+25 %", "agree")       # published +25 % ([I] Fig. 10)
-    assert "1,250 +- 14 bolt tuples/s (n=2)" in i_rstorm["why"]
+    assert "1,250 +- 14 bolt tuples/s (n=2)" in i_rstorm["why"] and "latency-bound, as the paper" in i_rstorm["why"]
     assert "measured on the Storm testbed" in (out / "report.html").read_text()
+
+
+def test_a_statement_is_scored_only_at_the_operating_point_the_paper_ran_it():
+    """The same runs, saturated (no ackers, as every campaign before operating points were named):
+    the I/O-intensive statements are not run there, and say why."""
+    from streamplace.reproduce import measured
+    saturated = [{k: v for k, v in r.items() if k != "operating_point"} for r in TESTBED_RUNS]
+    checks = measured.checks("ischeduler", saturated)
+    assert {c.verdict for c in checks} == {"not_run"} and len(checks) == 2
+    assert checks[0].claim.endswith("[at 10ms-sleeps]") and "the paper ran it latency-bound" in checks[0].why
 
 
 def _problem(rec):
