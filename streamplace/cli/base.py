@@ -105,6 +105,15 @@ CALIBRATE_HELP = ("A run of this job (a `streamplace storm run` output directory
                   "operating point it ran at (acking, max spout pending, wait strategies, CPU budget).")
 
 
+def predictor(problem, cost_model_path, calibrate_run):
+    """The command's predictor (:func:`streamplace.predictor`); with ``--calibrate`` a note says
+    what the run gave."""
+    model = sp.predictor(problem, cost_model=cost_model(cost_model_path), calibrate_on=calibrate_run)
+    if calibrate_run is not None:
+        note(f"predictions calibrated on {calibrate_run}: {model.describe()}")
+    return model
+
+
 def calibrate_option(command):
     return click.option("--calibrate", "calibrate_run", type=click.Path(), default=None, metavar="RUN",
                         help=CALIBRATE_HELP)(command)

@@ -14,8 +14,7 @@ import streamplace as sp
 
 from . import output as writes
 from .base import (OutputPath, PROFILE_HELP, PROFILING_HELP, SECONDS, SEED, FiniteFloat, UserError, cli,
-                   calibrate_option, cost_model_option, err_console, note, vertical)
-from .base import cost_model as load_model
+                   calibrate_option, cost_model_option, err_console, note, predictor, vertical)
 
 # compare's table (JSON and CSV carry every key, cohesion and coupling too)
 TABLE_KEYS = ("scheduler", "status", "valid", "inter_node_cost", "lower_bound", "inter_worker_cost", "throughput",
@@ -38,7 +37,7 @@ def schedule(topology, cluster, name, params, seed, time_limit, output, fmt, pro
     """Schedule TOPOLOGY on CLUSTER with one scheduler."""
     problem = sp.load_problem(topology, cluster, profile_dir)
     run = sp.run_scheduler(problem, name, sp.parse_pairs(params), seed=seed, time_limit=time_limit,
-                           profiling=profiling, model=sp.predictor(problem, calibrate_on=calibrate_run), on_note=note)
+                           profiling=profiling, model=predictor(problem, None, calibrate_run), on_note=note)
     _show_run(run, output, fmt, f"{run.result.scheduler}: {problem.topology.name} on {problem.cluster.name}")
 
 
@@ -111,7 +110,7 @@ def reschedule(topology, cluster, current_path, name, params, seed, time_limit, 
     problem = sp.load_problem(topology, cluster)
     run = sp.reschedule(problem, current_path, name, sp.parse_pairs(params), seed=seed, time_limit=time_limit,
                         max_moves=max_moves, migration_weight=migration_weight,
-                        model=sp.predictor(problem, calibrate_on=calibrate_run), on_note=note)
+                        model=predictor(problem, None, calibrate_run), on_note=note)
     _show_run(run, output, fmt, f"{run.result.scheduler}: reschedule {problem.topology.name} on {problem.cluster.name}",
               hidden=("diff",))
 
@@ -126,10 +125,8 @@ def reschedule(topology, cluster, current_path, name, params, seed, time_limit, 
 @calibrate_option
 def evaluate(topology, cluster, placement, fmt, profile_dir, cost_model, calibrate_run):
     """Evaluate the PLACEMENT of TOPOLOGY on CLUSTER (a schedule result or a label map)."""
-    model = load_model(cost_model)
     problem = sp.load_problem(topology, cluster, profile_dir)
-    record = sp.evaluate_placement(problem, placement,
-                                   cost_model=sp.predictor(problem, cost_model=model, calibrate_on=calibrate_run))
+    record = sp.evaluate_placement(problem, placement, cost_model=predictor(problem, cost_model, calibrate_run))
     if fmt == "json":
         click.echo(sp.dumps_json(record))
     else:
@@ -155,7 +152,7 @@ def compare(topology, cluster, names, params, seed, time_limit, output, fmt, pro
             cost_model, calibrate_run):
     """Run several schedulers on TOPOLOGY and CLUSTER and compare their placements."""
     problem = sp.load_problem(topology, cluster, profile_dir)
-    model = sp.predictor(problem, cost_model=load_model(cost_model), calibrate_on=calibrate_run)
+    model = predictor(problem, cost_model, calibrate_run)
     if names is not None and not any(n.strip() for n in names.split(",")):
         raise UserError(f"--schedulers: names no scheduler (got {sp.quote(names)}); leave it out to run every scheduler")
     chosen = [n.strip() for n in names.split(",") if n.strip()] if names is not None else sp.available()

@@ -223,6 +223,16 @@ class CalibratedModel:
         return {"throughput": pred.throughput, "bottleneck": "flow control" if flow else pred.cpu.bottleneck,
                 "latency_ms": pred.round_trip_ms if pred.round_trip_ms is not None else pred.cpu.latency_ms}
 
+    def describe(self) -> str:
+        """One line: the operating point read from the run and what was calibrated on it."""
+        point, run = self.run.point, self.run
+        flow = (f"{point.ackers} ackers, max spout pending {point.max_spout_pending}, spout sleep "
+                f"{point.sleep_s('spout') * 1e3:g} ms" if point.acking and point.max_spout_pending else
+                f"{point.ackers} ackers, no max spout pending" if point.acking else "acking off")
+        held = "" if run.held_back else "; its spouts emitted what they asked, so only the costs are calibrated"
+        return (f"{flow}; the run measured {run.throughput:,.0f} tuples/s; capacity factor {self.capacity_factor:.3g}, "
+                f"round trip beyond the modelled hops {self.round_trip_residual_s * 1e3:.3g} ms{held}")
+
     def covers(self, problem: Problem) -> bool:
         """``problem`` is the calibrated job: same task labels, same node names."""
         return problem.topology.task_labels == self.problem.topology.task_labels and \

@@ -124,6 +124,7 @@ def test_evaluate_calibrated_predicts_the_runs_own_rate_back(cli, files):
     assert code == 0, err
     record = json.loads(out)
     assert record["throughput"] == pytest.approx(2000.0) and record["bottleneck"] == "flow control"
+    assert "predictions calibrated on" in err and "1 ackers, max spout pending 10, spout sleep 10 ms" in err
     # the round trip: T = 2 spouts x 10 pending / 1,000 per s = 20 ms, less half a spout sleep
     assert record["latency_ms"] == pytest.approx(20.0 - (10.0 + SLEEP_OVERSHOOT_S * 1e3) / 2)
 
