@@ -124,6 +124,43 @@ def predictor(problem: Problem, *, cost_model: CostModel | None = None,
     return calibrate(problem, calibrate_on, cost_model=cost_model) if calibrate_on is not None else cost_model
 
 
+def run_autopilot(problem: Problem, monitor: str | os.PathLike, plan_dir: str | os.PathLike, *,
+              log: str | os.PathLike | None = None, current: str | os.PathLike | None = None, policy: str = "hysteresis",
+              period_s: float | None = None, periods: int | None = None, window_s: float = 10.0, horizon_windows: int = 3,
+              max_moves: int | None = 4, move_cost: float = 0.01, time_limit: float = 2.0, min_gain: float = 0.05,
+              confirm: int = 2, cooldown_s: float = 300.0, operating_point: str | None = None,
+              on_decision: Callable | None = None) -> int:
+    """Keeps ``problem``'s running topology well placed (:mod:`streamplace.autopilot`): every
+    ``period_s`` (default one window) it reads ``monitor``'s windows, calibrates, reschedules and,
+    when ``policy`` says so, writes the plan into ``plan_dir``; one decision per period goes to
+    ``log`` (default ``plan_dir/<topology>.autopilot.jsonl``), from which a restart resumes.
+    Returns the periods run.
+
+    >>> sp.run_autopilot(problem, "monitor/", "plans/", current="even.json", periods=1)    # doctest: +SKIP
+    """
+    from .autopilot.loop import Autopilot, Settings, run
+    from .autopilot.policy import POLICIES
+    from .model.operating_point import OperatingPoint, named
+    if policy not in POLICIES:
+        raise InputError(f"--policy: expected one of {', '.join(POLICIES)}, got {quote(policy)}")
+    chosen = POLICIES[policy](min_gain=min_gain, confirm=confirm, cooldown_s=cooldown_s) if policy == "hysteresis" \
+        else POLICIES[policy]()
+    try:
+        point = named(operating_point) if operating_point else OperatingPoint("measured")
+        settings = Settings(window_s=window_s, horizon_windows=horizon_windows, max_moves=max_moves, move_cost=move_cost,
+                            time_limit=time_limit, point=point)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    plan_dir = Path(plan_dir)
+    log = Path(log) if log is not None else plan_dir / f"{problem.topology.name}.autopilot.jsonl"
+    running = load_placement(current, problem.topology, problem.cluster) if current is not None else None
+    try:
+        pilot = Autopilot.resume(problem, Path(monitor), plan_dir, log, running, chosen, settings)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    return run(pilot, period_s=period_s or window_s, periods=periods, on_decision=on_decision)
+
+
 def evaluate_placement(problem: Problem, placement: Placement | str | os.PathLike, *,
                        cost_model: Predictor | None = None) -> dict:
     """Every metric of ``placement`` (a :class:`Placement`, or a file: a schedule result or a label
@@ -346,7 +383,7 @@ def nasiri_workload(layout: str, compute: str = "mixed", *, preset: str | None =
 NASIRI_CLUSTER_PRESETS = tuple(nasiri.CLUSTER_PRESETS)
 
 
-__all__ = ["APPLICATIONS", "CLUSTER_GENERATORS", "CalibratedModel", "Cluster", "Comparison", "CostModel", "DEFAULT_MET", "Decision", "Evaluation",
+__all__ = ["APPLICATIONS", "run_autopilot", "CLUSTER_GENERATORS", "CalibratedModel", "Cluster", "Comparison", "CostModel", "DEFAULT_MET", "Decision", "Evaluation",
            "Exported", "FieldError", "InputError", "MAX_TIME_LIMIT", "MEMORY_LIMIT_ENV", "MemoryLimitError", "NASIRI_CLUSTER_PRESETS",
            "OPERATING_POINTS", "OutputError", "check_output_dir", "check_output_file", "dumps_json", "guarding", "memory_limit", "note_input", "PROFILE_FILES", "quote", "refuse_overlap",
            "Node", "Notice", "OBJECTIVES", "Operator", "ParameterError", "Placement", "PlanDiff", "PRESETS", "Problem",

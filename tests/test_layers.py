@@ -9,7 +9,7 @@ import streamplace
 
 # lowest first; a top-level module or package of streamplace/ per entry
 LAYERS = ["__init__", "interrupt", "memory", "files", "model", "workloads", "partition", "exact", "schedulers", "evaluate",
-          "report", "fit", "profile", "storm", "export", "campaign", "reproduce", "demo", "api", "cli", "__main__"]
+          "report", "fit", "profile", "storm", "autopilot", "export", "campaign", "reproduce", "demo", "api", "cli", "__main__"]
 # the package root re-exports the public API lazily (streamplace/__init__.py __getattr__)
 LAZY = {("__init__", "api")}
 ROOT = Path(streamplace.__file__).parent

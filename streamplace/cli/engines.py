@@ -177,3 +177,44 @@ def import_storm_ui_cmd(source, window, output):
     topo = imported.topology
     click.echo(f"wrote {output}: {topo.name}, {len(topo.operators)} components, {topo.n_tasks} tasks, "
                f"rates over {imported.window_s:g} s")
+
+
+@cli.command("autopilot")
+@click.argument("topology", type=click.Path())
+@click.argument("cluster", type=click.Path())
+@click.option("--monitor", "monitor", type=click.Path(), required=True,
+              help="Directory the traffic monitor writes its windows into (load-*.jsonl, traffic-*.jsonl).")
+@click.option("--plan-dir", "plan_dir", type=OutputPath("into"), required=True,
+              help="The Storm plugin's plan directory: an applied plan is written here as <topology>.json.")
+@click.option("--current", type=click.Path(), default=None,
+              help="The running placement at the start (default: the last plan the log applied, else the plan in --plan-dir).")
+@click.option("--policy", type=click.Choice(["hysteresis", "every-period", "greedy"]), default="hysteresis", show_default=True,
+              help="hysteresis: ours (--min-gain, --confirm, --cooldown); every-period: Aniello's, a new schedule every "
+                   "period; greedy: [F]'s reference, whenever the prediction improves.")
+@click.option("--period", type=FiniteFloat(min=0.1, max=1e6), default=None, help="Seconds between periods (default: one window).")
+@click.option("--window", type=FiniteFloat(min=0.1, max=1e6), default=10.0, show_default=True, help="The monitor's window, seconds.")
+@click.option("--horizon", type=click.IntRange(min=1), default=3, show_default=True, help="Windows each period reads.")
+@click.option("--min-gain", type=FiniteFloat(min=0, max=100), default=0.05, show_default=True,
+              help="Predicted gain (share of throughput, after the migration cost) a change must bring.")
+@click.option("--confirm", type=click.IntRange(min=1), default=2, show_default=True, help="Periods in a row the gain must hold.")
+@click.option("--max-moves", type=click.IntRange(min=0), default=4, show_default=True, help="Tasks one change may move.")
+@click.option("--cooldown", type=FiniteFloat(min=0, max=1e7), default=300.0, show_default=True,
+              help="Seconds after a change before the next.")
+@click.option("--move-cost", type=FiniteFloat(min=0, max=1), default=0.01, show_default=True,
+              help="Share of throughput one moved task costs (its worker restarts).")
+@click.option("--time-limit", type=SECONDS, default=2.0, show_default=True, help="Seconds of lns per period.")
+@click.option("--operating-point", "operating_point", type=click.Choice(list(sp.OPERATING_POINTS)), default=None,
+              help="The job's operating point (acking, max spout pending, sleeps; default: Storm's defaults, no acking).")
+@click.option("--periods", type=click.IntRange(min=1), default=None, help="Stop after this many periods (default: run until stopped).")
+@click.option("--log", "log", type=OutputPath("file"), default=None,
+              help="Decision log, one JSON line per period (default: PLAN_DIR/<topology>.autopilot.jsonl); a restart resumes from it.")
+def autopilot(topology, cluster, monitor, plan_dir, current, policy, period, window, horizon, min_gain, confirm, max_moves,
+              cooldown, move_cost, time_limit, operating_point, periods, log):
+    """Keep TOPOLOGY well placed on CLUSTER while it runs: every period read the monitor's windows,
+    calibrate the model on them, reschedule the running placement and, when the policy says so,
+    write the plan the Nimbus plugin applies. One line per period; Ctrl-C or SIGTERM stop it."""
+    problem = sp.load_problem(topology, cluster)
+    sp.run_autopilot(problem, monitor, plan_dir, log=log, current=current, policy=policy, period_s=period, periods=periods,
+                 window_s=window, horizon_windows=horizon, max_moves=max_moves, move_cost=move_cost, time_limit=time_limit,
+                 min_gain=min_gain, confirm=confirm, cooldown_s=cooldown, operating_point=operating_point,
+                 on_decision=lambda d: click.echo(d.line()))

@@ -11,7 +11,7 @@ without anyone listing its cases. Whatever is generated, the contract holds:
 - no input file changes (contents hashed before and after);
 - JSON printed on stdout parses, with no NaN or Infinity.
 
-Commands that start Spark or Storm (:data:`HEAVY`) get at least one input that must be refused,
+Commands that start Spark or Storm, or run until stopped (:data:`HEAVY`), get at least one input that must be refused,
 so they are checked on the paths that run before the engine starts; their full runs are tested
 in tests/profile, tests/storm and tests/demo.
 """
@@ -34,7 +34,7 @@ from streamplace.cli import cli, main
 from streamplace.cli.base import OutputPath
 
 NOTES = ("streamplace: note: ", "streamplace: warning: ")
-HEAVY = {"demo", "profile", "traffic", "sweep", "reproduce", "storm run"}
+HEAVY = {"demo", "profile", "traffic", "sweep", "reproduce", "storm run", "autopilot"}   # autopilot: runs until stopped
 EXAMPLES = 60   # per command (about 0.3 s per command in process; the heavy ones stop at their refusal)
 
 

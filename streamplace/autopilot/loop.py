@@ -1,0 +1,229 @@
+"""The autopilot's period: read the monitor's windows, calibrate, reschedule, decide, log.
+
+Every period (:meth:`Autopilot.step`):
+
+1. **Windows.** The traffic monitor's load and traffic records of the last ``horizon_windows``
+   windows (a sliding horizon, re-read every period: the monitor writes whole windows, one file
+   per worker, so nothing needs to be kept between periods). No window newer than two windows
+   ago (the monitor stopped), a window that not every task reported (a worker restarting), or a
+   task label the topology does not have (it changed shape): no plan, the reason logged.
+2. **Profile.** The horizon's traffic as the task graph's edge weights (tuples/s per task pair,
+   what ``streamplace profile`` computes over a whole run), the topology's per-task loads kept.
+3. **Calibration.** The model calibrated on the horizon as a run of the running placement
+   (:func:`streamplace.model.calibration.calibrate`), at the operating point given.
+4. **Candidate.** ``lns`` with the throughput objective on the calibrated model: a reschedule
+   of the running placement with at most ``max_moves`` tasks moved, or (a policy that
+   schedules ``from_scratch``) a new schedule.
+5. **Decision.** gain = predicted candidate / predicted now - 1 - ``move_cost`` x tasks moved
+   (the migration cost: a moved task's worker restarts, and its share of the period's tuples is
+   lost or replayed; 1 % per task by default, a stated figure, not a measured one). The policy
+   (:mod:`.policy`) says apply or keep; an applied plan is written atomically into the plugin's
+   plan directory, which Nimbus re-reads on its next round.
+6. **Log.** One JSON line per period: ``t``, ``windows``, ``predicted_now``, ``predicted_new``,
+   ``moves``, ``decision`` (``keep`` / ``apply``), ``reason`` (and the ``placement`` applied). A
+   restart resumes from it: the last applied placement is the running one, the policy's count
+   and cool-down go on.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..evaluate.scheduled import reschedule, schedule
+from ..files import quote
+from ..model import Placement, Problem
+from ..model.calibration import MeasuredRun, calibrate
+from ..model.graph import TaskGraph, stream_flows
+from ..model.operating_point import OperatingPoint
+from ..model.specs import placement_from_dict
+from ..storm import records
+from ..storm.plans import plan_document, storm_name, write_plan
+from .policy import History, Hysteresis, Policy
+
+
+@dataclass(frozen=True)
+class Settings:
+    window_s: float = 10.0           # the monitor's window
+    horizon_windows: int = 3         # windows the profile and the calibration use
+    max_moves: int | None = 4        # tasks a reschedule may move (None: any)
+    move_cost: float = 0.01          # share of throughput lost per task moved (stated, module docstring)
+    time_limit: float = 2.0          # seconds of lns per period
+    point: OperatingPoint = field(default_factory=lambda: OperatingPoint("measured"))
+
+    def __post_init__(self):
+        if not (self.window_s > 0 and self.horizon_windows >= 1 and self.move_cost >= 0 and self.time_limit > 0):
+            raise ValueError("window and time limit must be > 0, horizon >= 1 window, move cost >= 0")
+
+
+@dataclass(frozen=True)
+class Decision:
+    t: float
+    windows: tuple[float, ...]
+    predicted_now: float | None
+    predicted_new: float | None
+    moves: int
+    decision: str                    # "keep" or "apply"
+    reason: str
+    placement: dict | None = None    # the placement applied
+
+    def to_dict(self) -> dict:
+        out = {"t": self.t, "windows": list(self.windows), "predicted_now": self.predicted_now,
+               "predicted_new": self.predicted_new, "moves": self.moves, "decision": self.decision, "reason": self.reason}
+        if self.placement is not None:
+            out["placement"] = self.placement
+        return out
+
+    def line(self) -> str:
+        """What the command prints per period."""
+        now = "-" if self.predicted_now is None else f"{self.predicted_now:,.0f}"
+        new = "-" if self.predicted_new is None else f"{self.predicted_new:,.0f}"
+        return f"t={self.t:.0f} {self.decision}: {self.reason} (now {now}, candidate {new} tuples/s, {self.moves} moves)"
+
+
+class Autopilot:
+    """The loop's state: the job, where it reads and writes, the running placement, the policy's history."""
+
+    def __init__(self, problem: Problem, monitor: Path, plan_dir: Path, log: Path, current: Placement,
+                 policy: Policy | None = None, settings: Settings | None = None, history: History | None = None):
+        self.problem, self.monitor, self.plan_dir, self.log = problem, Path(monitor), Path(plan_dir), Path(log)
+        self.current = current
+        self.policy = policy or Hysteresis()
+        self.settings = settings or Settings()
+        self.history = history or History()
+        storm_name(problem.topology)   # the plan's file name: a clear error now, not at the first apply
+
+    @classmethod
+    def resume(cls, problem: Problem, monitor: Path, plan_dir: Path, log: Path, current: Placement | None,
+               policy: Policy | None = None, settings: Settings | None = None) -> "Autopilot":
+        """The loop as its decision log left it (a new one when there is none): the last plan it
+        applied is the running placement, else ``current``, else the plan in ``plan_dir``."""
+        history, applied = History(), None
+        if Path(log).is_file():
+            above = 0
+            for number, line in enumerate(Path(log).read_text().splitlines(), 1):
+                if not line.strip():
+                    continue
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    raise ValueError(f"{log}: line {number}: not a decision record (JSON)") from None
+                if rec.get("decision") == "apply":
+                    applied, history = rec.get("placement"), History(0, float(rec["t"]))
+                    above = 0
+                elif "below" in str(rec.get("reason", "")) or rec.get("moves", 0) == 0:
+                    above = 0
+                elif "to confirm" in str(rec.get("reason", "")):
+                    above += 1
+            history = History(above, history.last_change)
+        if applied is not None:
+            current = placement_from_dict({"placement": applied}, problem.topology, problem.cluster, f"{log}: last applied plan")
+        elif current is None:
+            plan = Path(plan_dir) / f"{storm_name(problem.topology)}.json"
+            if not plan.is_file():
+                raise ValueError(f"no running placement: give --current, or a plan {plan} to start from")
+            from ..model.specs import load_placement
+            current = load_placement(plan, problem.topology, problem.cluster)
+        return cls(problem, monitor, plan_dir, log, current, policy, settings, history)
+
+    # -- one period --------------------------------------------------------------------
+    def step(self, now: float) -> Decision:
+        """One period at time ``now`` (seconds, the monitor's clock): the decision, logged."""
+        decision = self._decide(now)
+        with open(self.log, "a") as fh:
+            fh.write(json.dumps(decision.to_dict()) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        return decision
+
+    def _keep(self, now: float, windows, reason: str, now_pred=None, new_pred=None, moves: int = 0) -> Decision:
+        return Decision(now, tuple(windows), now_pred, new_pred, moves, "keep", reason)
+
+    def _decide(self, now: float) -> Decision:
+        s, topo = self.settings, self.problem.topology
+        start = now - s.horizon_windows * s.window_s
+        load = records.read_monitor(self.monitor, "load", start, now)
+        traffic = records.read_monitor(self.monitor, "traffic", start, now)
+        windows = sorted({float(w) for w in load["window_start"]}) if len(load) else []
+        if not windows or windows[-1] + s.window_s < now - 2 * s.window_s:
+            last = f"; the last ends at t={windows[-1] + s.window_s:.0f}" if windows else ""
+            return self._keep(now, windows, f"monitor gap: no window in the last {2 * s.window_s:g} s{last}")
+        labels = set(topo.task_labels)
+        unknown = sorted((set(load["task"]) | set(traffic.get("src_task", [])) | set(traffic.get("dst_task", []))) - labels)
+        if unknown:
+            return self._keep(now, windows, f"the topology changed shape: task {quote(unknown[0])} is not one of "
+                                            f"{quote(topo.name)}'s")
+        for w in windows:
+            reported = load.loc[load["window_start"] == w, "task"].nunique()
+            if reported < topo.n_tasks:
+                return self._keep(now, windows, f"partial window at t={w:.0f}: {reported} of {topo.n_tasks} tasks reported")
+        seconds = len(windows) * s.window_s
+        problem = Problem.from_topology(topo, self.problem.cluster, graph=self._graph(traffic, seconds))
+        bolts, spouts = records.throughput(load, topo, seconds)
+        if bolts + spouts <= 0:
+            return self._keep(now, windows, "no tuple executed in the horizon")
+        rates = records.rates(load, traffic, topo, seconds)
+        in_rate, _ = stream_flows(topo)
+        run = MeasuredRun(s.point, self.current, bolts, spouts,
+                          {k: (v["executed_per_s"], v["cpu_cores"]) for k, v in rates["tasks"].items()},
+                          {tuple(k.split(">", 1)): v["tuples_per_s"] for k, v in rates["streams"].items()},
+                          cpu_budget=s.point.cpu_budget,
+                          offered_source_rate=None if s.point.name != "measured" else float(in_rate[topo.source_task_mask].sum()))
+        model = calibrate(problem, run)
+        params = {"objective": "throughput", "seed": 0}
+        if self.policy.from_scratch:
+            result = schedule(problem, "lns", params, time_limit=s.time_limit, model=model).result
+        else:
+            result = reschedule(problem, {lab: (w["node"], w["worker"]) for lab, w in
+                                          self.current.to_mapping(topo.task_labels, problem.cluster).items()},
+                                "lns", params, time_limit=s.time_limit, max_moves=s.max_moves, model=model).result
+        if result.placement is None:
+            return self._keep(now, windows, f"no candidate ({result.status}: {result.message})")
+        candidate = result.placement
+        moves = int(np.count_nonzero((candidate.node != self.current.node) | (candidate.worker != self.current.worker)))
+        predicted_now = model.predict(self.current).throughput
+        predicted_new = model.predict(candidate).throughput
+        gain = (predicted_new / predicted_now - 1 if predicted_now > 0 else math.inf) - s.move_cost * moves
+        apply, why, self.history = self.policy.decide(gain, moves, now, self.history)
+        if not apply:
+            return self._keep(now, windows, why, predicted_now, predicted_new, moves)
+        document = plan_document(topo, problem.cluster, candidate,
+                                 streamplace_autopilot={"t": now, "policy": self.policy.name, "gain": gain})
+        write_plan(self.plan_dir, storm_name(topo), document)
+        self.current = candidate
+        return Decision(now, tuple(windows), predicted_now, predicted_new, moves, "apply", why, document["placement"])
+
+    def _graph(self, traffic, seconds: float) -> TaskGraph:
+        """The horizon's measured tuples/s per task pair as edge weights."""
+        topo = self.problem.topology
+        if not len(traffic):
+            return TaskGraph.from_edges(topo.n_tasks, [], [], [], topo.task_loads)
+        pairs = traffic.groupby(["src_task", "dst_task"])["tuples"].sum() / seconds
+        src = [topo.task_id(a) for a, _ in pairs.index]
+        dst = [topo.task_id(b) for _, b in pairs.index]
+        return TaskGraph.from_edges(topo.n_tasks, src, dst, pairs.to_numpy(dtype=float), topo.task_loads)
+
+
+def run(pilot: Autopilot, *, period_s: float, periods: int | None = None, on_decision=None, clock=None, sleep=None) -> int:
+    """Runs ``pilot`` every ``period_s`` seconds (the first period at once), ``periods`` times
+    (None: until interrupted: Ctrl-C or SIGTERM stop it between two writes, every write being
+    atomic or one appended line); ``on_decision`` hears each decision. Returns the periods run."""
+    import time
+    clock, sleep = clock or time.time, sleep or time.sleep
+    done = 0
+    next_at = clock()
+    while periods is None or done < periods:
+        delay = next_at - clock()
+        if delay > 0:
+            sleep(delay)
+        decision = pilot.step(clock())
+        done += 1
+        if on_decision is not None:
+            on_decision(decision)
+        next_at += period_s
+    return done

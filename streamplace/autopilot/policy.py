@@ -1,0 +1,94 @@
+"""When the autopilot applies a candidate placement: ours and the literature's, one interface.
+
+Every period the loop (:mod:`.loop`) hands a policy the candidate's predicted gain over the
+running placement (after the migration cost, a share of throughput) and asks: apply or keep?
+
+* :class:`Hysteresis` (ours, the default): apply only when the gain is at least ``min_gain`` in
+  ``confirm`` consecutive periods, and not within ``cooldown_s`` of the last change. A job whose
+  gain hovers around the threshold never flaps: one period below it starts the count again.
+* :class:`EveryPeriod` (Aniello et al.'s online scheduler): reschedule from scratch every period
+  and apply whatever differs from the running placement.
+* :class:`Greedy` ([F]'s Greedy reference): apply whenever the predicted gain is positive.
+
+``from_scratch`` is declared on the class: the loop then schedules anew instead of rescheduling
+the running placement within a move budget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+
+@dataclass(frozen=True)
+class History:
+    """What a policy remembers between periods (rebuilt from the decision log on a restart)."""
+
+    above: int = 0                    # consecutive periods with the gain at or above the threshold
+    last_change: float | None = None  # time of the last plan applied
+
+
+@dataclass(frozen=True, kw_only=True)
+class Policy:
+    name: ClassVar[str] = ""
+    from_scratch: ClassVar[bool] = False
+
+    def decide(self, gain: float, moves: int, t: float, history: History) -> tuple[bool, str, History]:
+        """(apply?, why, the history after this period)."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, kw_only=True)
+class Hysteresis(Policy):
+    """Ours: a gain of at least ``min_gain`` for ``confirm`` periods in a row, ``cooldown_s``
+    after the last change."""
+
+    name: ClassVar[str] = "hysteresis"
+    min_gain: float = 0.05
+    confirm: int = 2
+    cooldown_s: float = 300.0
+
+    def __post_init__(self):
+        if not (self.min_gain >= 0 and self.confirm >= 1 and self.cooldown_s >= 0):
+            raise ValueError("min_gain and cooldown must be >= 0, confirm >= 1")
+
+    def decide(self, gain, moves, t, history):
+        if moves == 0:
+            return False, "the candidate is the running placement", History(0, history.last_change)
+        if gain < self.min_gain:
+            return False, f"gain {gain:+.1%} below {self.min_gain:.0%}", History(0, history.last_change)
+        above = history.above + 1
+        if above < self.confirm:
+            return False, f"gain {gain:+.1%}, period {above} of {self.confirm} to confirm", History(above, history.last_change)
+        if history.last_change is not None and t - history.last_change < self.cooldown_s:
+            left = self.cooldown_s - (t - history.last_change)
+            return False, f"gain {gain:+.1%} confirmed, cooling down ({left:.0f} s left)", History(above, history.last_change)
+        return True, f"gain {gain:+.1%} for {above} periods", History(0, t)
+
+
+@dataclass(frozen=True, kw_only=True)
+class EveryPeriod(Policy):
+    """Aniello et al.: a new schedule from scratch every period, applied when it differs."""
+
+    name: ClassVar[str] = "every-period"
+    from_scratch: ClassVar[bool] = True
+
+    def decide(self, gain, moves, t, history):
+        if moves == 0:
+            return False, "the new schedule is the running placement", history
+        return True, f"a new schedule every period ({moves} moves, gain {gain:+.1%})", History(0, t)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Greedy(Policy):
+    """[F]'s Greedy reference: apply whenever the partition improves."""
+
+    name: ClassVar[str] = "greedy"
+
+    def decide(self, gain, moves, t, history):
+        if moves == 0 or gain <= 0:
+            return False, f"no improvement (gain {gain:+.1%})", history
+        return True, f"improves (gain {gain:+.1%})", History(0, t)
+
+
+POLICIES = {cls.name: cls for cls in (Hysteresis, EveryPeriod, Greedy)}

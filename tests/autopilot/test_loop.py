@@ -1,0 +1,110 @@
+"""The autopilot's period on synthetic monitor windows: gaps, partial windows and a changed
+topology keep the plan; a confirmed gain writes one; a restart resumes from the log."""
+
+import json
+
+import numpy as np
+import pytest
+
+from streamplace.autopilot.loop import Autopilot, Settings
+from streamplace.autopilot.policy import Greedy, Hysteresis
+from streamplace.model import Cluster, Node, Operator, Placement, Problem, Stream, Topology
+from streamplace.model.specs import load_placement
+
+TOPO = Topology.build("job", [Operator("s", 2, role="source", source_rate=4000.0, cpu_per_tuple=1e-4),
+                              Operator("b", 2, role="sink", cpu_per_tuple=1e-4)], [Stream("s", "b")])
+CLUSTER = Cluster.build("c", [Node("n0", 4, cores=1, slots=2), Node("n1", 4, cores=1, slots=2)])
+PROBLEM = Problem.from_topology(TOPO, CLUSTER)
+#: every task on n0: its one core does all the work while n1 idles
+PACKED = Placement(node=np.array([0, 0, 0, 0]), worker=np.array([0, 0, 0, 0]))
+WINDOW = 10.0
+
+
+def write_windows(monitor, starts, rate=1000.0, tasks=TOPO.task_labels):
+    """One worker's load and traffic files: every task executing ``rate``/s, spout i sending to bolt i."""
+    monitor.mkdir(exist_ok=True)
+    load, traffic = [], []
+    for w in starts:
+        for label in tasks:
+            load.append({"window_start": w, "window_seconds": WINDOW, "task": label, "executed": rate * WINDOW,
+                         "cpu_seconds": 1e-4 * rate * WINDOW})
+        for i in range(2):
+            traffic.append({"window_start": w, "window_seconds": WINDOW, "src_task": f"s[{i}]", "dst_task": f"b[{i}]",
+                            "tuples": rate * WINDOW, "bytes": 100 * rate * WINDOW})
+    with open(monitor / "load-job-6700-1.jsonl", "a") as fh:
+        fh.writelines(json.dumps(r) + "\n" for r in load)
+    with open(monitor / "traffic-job-6700-1.jsonl", "a") as fh:
+        fh.writelines(json.dumps(r) + "\n" for r in traffic)
+
+
+def pilot(tmp_path, policy=None, **settings):
+    return Autopilot.resume(PROBLEM, tmp_path / "monitor", tmp_path / "plans", tmp_path / "autopilot.jsonl", PACKED,
+                            policy or Hysteresis(min_gain=0.05, confirm=2, cooldown_s=0),
+                            Settings(window_s=WINDOW, horizon_windows=2, time_limit=0.5, **settings))
+
+
+def test_a_confirmed_gain_writes_the_plan_and_the_log_says_why(tmp_path):
+    write_windows(tmp_path / "monitor", [0.0, 10.0, 20.0])
+    ap = pilot(tmp_path)
+    first = ap.step(30.0)
+    # spreading the packed job over both nodes doubles its CPU: a gain far above 5 %, not yet confirmed
+    assert first.decision == "keep" and "period 1 of 2 to confirm" in first.reason
+    assert first.predicted_new > 1.5 * first.predicted_now and first.windows == (10.0, 20.0)
+    second = ap.step(40.0)
+    assert second.decision == "apply" and second.moves > 0
+    plan = tmp_path / "plans" / "job.json"
+    applied = load_placement(plan, TOPO, CLUSTER)
+    assert applied == ap.current and set(applied.node.tolist()) == {0, 1}
+    log = [json.loads(line) for line in (tmp_path / "autopilot.jsonl").read_text().splitlines()]
+    assert [r["decision"] for r in log] == ["keep", "apply"] and log[1]["placement"] == second.placement
+    assert set(log[0]) == {"t", "windows", "predicted_now", "predicted_new", "moves", "decision", "reason"}
+
+
+def test_a_restart_resumes_from_the_log(tmp_path):
+    write_windows(tmp_path / "monitor", [0.0, 10.0, 20.0])
+    ap = pilot(tmp_path, policy=Greedy())
+    assert ap.step(30.0).decision == "apply"
+    again = pilot(tmp_path, policy=Greedy())
+    assert again.current == ap.current and again.history.last_change == 30.0
+
+
+def test_a_monitor_gap_a_partial_window_and_a_changed_topology_write_no_plan(tmp_path):
+    write_windows(tmp_path / "monitor", [0.0, 10.0])
+    ap = pilot(tmp_path, policy=Greedy())
+    gap = ap.step(60.0)   # the last window ended at t=20: three windows without one
+    assert gap.decision == "keep" and gap.reason.startswith("monitor gap")
+    write_windows(tmp_path / "monitor", [50.0], tasks=["s[0]", "s[1]", "b[0]"])
+    partial = ap.step(60.0)
+    assert partial.decision == "keep" and "partial window at t=50: 3 of 4 tasks reported" in partial.reason
+    write_windows(tmp_path / "monitor", [60.0], tasks=["s[0]", "s[1]", "b[0]", "b[1]", "c[0]"])
+    changed = ap.step(70.0)
+    assert changed.decision == "keep" and "the topology changed shape: task 'c[0]'" in changed.reason
+    assert not (tmp_path / "plans").exists()
+    assert len((tmp_path / "autopilot.jsonl").read_text().splitlines()) == 3
+
+
+def test_a_log_that_is_not_decision_records_is_refused(tmp_path):
+    (tmp_path / "autopilot.jsonl").write_text("garbage\n")
+    with pytest.raises(ValueError, match="line 1: not a decision record"):
+        pilot(tmp_path)
+
+
+def test_the_command_runs_periods_and_prints_one_line_each(cli, tmp_path):
+    import time
+
+    import yaml
+    from streamplace.model.specs import cluster_to_dict, topology_to_dict
+    (tmp_path / "t.yaml").write_text(yaml.safe_dump(topology_to_dict(TOPO)))
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(cluster_to_dict(CLUSTER)))
+    (tmp_path / "packed.json").write_text(json.dumps(PACKED.to_mapping(TOPO.task_labels, CLUSTER)))
+    now = time.time()
+    write_windows(tmp_path / "monitor", [now - 30, now - 20])
+    code, out, err = cli(["autopilot", tmp_path / "t.yaml", tmp_path / "c.yaml", "--monitor", tmp_path / "monitor",
+                          "--plan-dir", tmp_path / "plans", "--current", tmp_path / "packed.json", "--policy", "greedy",
+                          "--periods", "1", "--period", "0.1", "--time-limit", "0.5"])
+    assert code == 0, err
+    assert out.count("\n") == 1 and " apply: improves" in out
+    assert (tmp_path / "plans" / "job.json").is_file() and (tmp_path / "plans" / "job.autopilot.jsonl").is_file()
+    code, out, err = cli(["autopilot", tmp_path / "t.yaml", tmp_path / "c.yaml", "--monitor", tmp_path / "monitor",
+                          "--plan-dir", tmp_path / "nowhere", "--periods", "1"])
+    assert code == 2 and "no running placement" in err

@@ -1,0 +1,39 @@
+"""When each policy applies a candidate, worked by hand."""
+
+import pytest
+
+from streamplace.autopilot.policy import EveryPeriod, Greedy, History, Hysteresis
+
+
+def run(policy, gains, moves=3, step=10.0):
+    history, out = History(), []
+    for i, gain in enumerate(gains):
+        apply, why, history = policy.decide(gain, moves, i * step, history)
+        out.append(apply)
+    return out
+
+
+def test_hysteresis_needs_the_gain_confirmed_and_never_flaps_around_the_threshold():
+    ours = Hysteresis(min_gain=0.05, confirm=2, cooldown_s=0)
+    assert run(ours, [0.06, 0.06]) == [False, True]
+    # a gain hovering around the threshold: one period below starts the count again
+    assert run(ours, [0.06, 0.04, 0.06, 0.04, 0.06]) == [False] * 5
+    assert run(Greedy(), [0.06, 0.04, 0.06, 0.04, 0.06]) == [True] * 5     # [F]'s Greedy follows every change
+
+
+def test_hysteresis_cools_down_after_a_change():
+    ours = Hysteresis(min_gain=0.05, confirm=1, cooldown_s=25)
+    # applied at t=0; t=10 and t=20 are within 25 s; t=30 is not
+    assert run(ours, [0.1, 0.1, 0.1, 0.1]) == [True, False, False, True]
+
+
+def test_nothing_to_move_is_never_applied():
+    for policy in (Hysteresis(confirm=1), EveryPeriod(), Greedy()):
+        assert run(policy, [0.5], moves=0) == [False]
+    assert run(EveryPeriod(), [-0.2, 0.0]) == [True, True]   # Aniello's: whatever differs, every period
+    assert EveryPeriod.from_scratch and not Hysteresis.from_scratch
+
+
+def test_bad_thresholds_are_refused():
+    with pytest.raises(ValueError):
+        Hysteresis(confirm=0)
