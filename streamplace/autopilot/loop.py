@@ -38,8 +38,8 @@ import numpy as np
 from ..evaluate.scheduled import reschedule, schedule
 from ..files import quote
 from ..model import Placement, Problem
-from ..model.calibration import MeasuredRun, calibrate
-from ..model.graph import TaskGraph, stream_flows
+from ..model.calibration import MeasuredRun, calibrate, offered_spout_rate
+from ..model.graph import TaskGraph
 from ..model.operating_point import OperatingPoint
 from ..model.specs import placement_from_dict
 from ..storm import records
@@ -168,12 +168,11 @@ class Autopilot:
         if bolts + spouts <= 0:
             return self._keep(now, windows, "no tuple executed in the horizon")
         rates = records.rates(load, traffic, topo, seconds)
-        in_rate, _ = stream_flows(topo)
         run = MeasuredRun(s.point, self.current, bolts, spouts,
                           {k: (v["executed_per_s"], v["cpu_cores"]) for k, v in rates["tasks"].items()},
                           {tuple(k.split(">", 1)): v["tuples_per_s"] for k, v in rates["streams"].items()},
                           cpu_budget=s.point.cpu_budget,
-                          offered_source_rate=None if s.point.name != "measured" else float(in_rate[topo.source_task_mask].sum()))
+                          offered_source_rate=None if s.point.name != "measured" else offered_spout_rate(topo))
         model = calibrate(problem, run)
         params = {"objective": "throughput", "seed": 0}
         if self.policy.from_scratch:

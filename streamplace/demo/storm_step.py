@@ -27,11 +27,10 @@ import time
 from pathlib import Path
 from collections.abc import Sequence
 
-from ..model.calibration import CalibratedModel, MeasuredRun, calibrate
+from ..model.calibration import CalibratedModel, MeasuredRun, calibrate, offered_spout_rate
 from ..model.operating_point import OPERATING_POINTS, OperatingPoint
 from ..model.performance import CostModel
 from ..model import Problem
-from ..model.graph import stream_flows
 from ..model.specs import atomic_write_text, placement_from_dict
 from ..schedulers import make_scheduler, storm_default
 from ..storm import StormError
@@ -133,7 +132,7 @@ def run_storm_step(records: Sequence[ResultRecord], out_dir: Path, problem_from_
         {label: (t["executed_per_s"], t["cpu_cores"]) for label, t in baseline["tasks"].items()},
         {tuple(pair.split(">", 1)): s["tuples_per_s"] for pair, s in baseline["streams"].items()},
         baseline["latency_ms"].get("mean"), bed.budget() if mode == "cluster" else None,
-        None if mode == "cluster" else offered_source_rate(problem.topology)), model)
+        None if mode == "cluster" else offered_spout_rate(problem.topology)), model)
     name, placement, prediction = recalibrated_choice(records, first, problem, calibrated, default)
     log(f"storm: calibrated on {default}'s run, {name} is predicted at {prediction.throughput:,.0f} tuples/s")
     chosen = run(name, placement)
@@ -145,12 +144,6 @@ def run_storm_step(records: Sequence[ResultRecord], out_dir: Path, problem_from_
     atomic_write_text(out_dir / "storm" / "run.json", json.dumps(out, indent=1) + "\n")
     shutil.rmtree(work, ignore_errors=True)
     return out
-
-
-def offered_source_rate(topology) -> float:
-    """Spout tuples/s the topology's own rates ask for."""
-    in_rate, _ = stream_flows(topology)
-    return float(in_rate[topology.source_task_mask].sum())
 
 
 def recalibrated_choice(records: Sequence[ResultRecord], context: dict, problem: Problem, calibrated: CalibratedModel,

@@ -311,6 +311,12 @@ def calibrate(problem: Problem, run: MeasuredRun, model: CostModel | None = None
     return CalibratedModel(calibrated, run, model, factor, residual)
 
 
+def offered_spout_rate(topology: Topology) -> float:
+    """Spout tuples/s the topology's own rates ask for: each source reads ``source_rate`` records
+    and emits ``selectivity`` tuples per record (what a spout's executed count is in the monitor)."""
+    return float(sum((op.source_rate or 0.0) * op.selectivity for op in topology.operators if op.role == "source"))
+
+
 def run_from_record(record: Mapping, problem: Problem) -> MeasuredRun:
     """The :class:`MeasuredRun` of a campaign run record (:mod:`streamplace.campaign.testbed`)
     of ``problem``, or of the mean of several records of one placement (``records_mean``)."""

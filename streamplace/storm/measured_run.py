@@ -25,9 +25,8 @@ import pandas as pd
 
 from ..files import check_total_size, quote, read_document
 from ..model import Problem
-from ..model.calibration import MeasuredRun
+from ..model.calibration import MeasuredRun, offered_spout_rate
 from ..model.operating_point import OperatingPoint
-from ..model.graph import stream_flows
 from ..model.specs import SpecError, placement_from_dict
 from . import records
 
@@ -117,8 +116,7 @@ def read_run(path: str | os.PathLike, problem: Problem) -> MeasuredRun:
         rate = named.get("source_rate")
         offered = None if rate is None else float(rate) * int(topo.source_task_mask.sum())
     else:
-        in_rate, _ = stream_flows(topo)
-        offered = float(in_rate[topo.source_task_mask].sum())
+        offered = offered_spout_rate(topo)
     tasks = {label: (t["executed_per_s"], t["cpu_cores"]) for label, t in rates["tasks"].items()}
     streams = {tuple(pair.split(">", 1)): s["tuples_per_s"] for pair, s in rates["streams"].items()}
     latency = (doc.get("latency_ms") or {}).get("mean") if isinstance(doc.get("latency_ms"), dict) else None
