@@ -59,6 +59,7 @@ most ``max_free`` tasks and ``max_nodes`` contracted nodes.
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -254,10 +255,11 @@ class _Search:
         self.cost_of.take(new)
         return True
 
-    def relieve(self, bottleneck: int) -> bool:
+    def relieve(self, bottleneck: int, deadline: float = math.inf) -> bool:
         """The ``bottleneck`` neighbourhood (objective=throughput): of the moves of one task off the
         bottleneck node (its ``max_free`` busiest tasks) to one of the ``max_nodes`` nodes with
-        the most free capacity, the one with the highest throughput, if it raises it."""
+        the most free capacity, the one with the highest throughput, if it raises it; the moves
+        tried by ``deadline`` (up to ``max_free x max_nodes`` predictions: seconds on a large job)."""
         on = np.flatnonzero(self.node == bottleneck)
         on = on[np.argsort(-self.loads[on], kind="stable")][:self.max_free]
         room = self.caps - np.bincount(self.node, weights=self.loads, minlength=self.caps.size)
@@ -265,6 +267,8 @@ class _Search:
         targets = np.argsort(-room, kind="stable")[:self.max_nodes]
         best, best_cost = None, self.cost
         for t in on:
+            if time.perf_counter() > deadline:
+                break
             for j in targets[room[targets] + capacity_slack(self.caps[targets]) >= self.loads[t]]:
                 new = self.node.copy()
                 new[t] = j
@@ -401,7 +405,7 @@ class LnsScheduler(Scheduler):
                 if relieve:
                     tried["bottleneck"] += 1
                     relieve = False
-                    if search.relieve(throughput.bottleneck(search.node)):
+                    if search.relieve(throughput.bottleneck(search.node), deadline):
                         improved["bottleneck"] += 1
                         relieve = True
                         history.append((round(time.perf_counter() - start, 3), shown(search.cost)))
