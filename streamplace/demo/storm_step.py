@@ -132,7 +132,8 @@ def run_storm_step(records: Sequence[ResultRecord], out_dir: Path, problem_from_
         {label: (t["executed_per_s"], t["cpu_cores"]) for label, t in baseline["tasks"].items()},
         {tuple(pair.split(">", 1)): s["tuples_per_s"] for pair, s in baseline["streams"].items()},
         baseline["latency_ms"].get("mean"), bed.budget() if mode == "cluster" else None,
-        None if mode == "cluster" else offered_spout_rate(problem.topology)), model)
+        None if mode == "cluster" else offered_spout_rate(problem.topology),
+        {node: float(cpu["cores"]) for node, cpu in baseline.get("node_cpu", {}).items()}), model)
     name, placement, prediction = recalibrated_choice(records, first, problem, calibrated, default)
     log(f"storm: calibrated on {default}'s run, {name} is predicted at {prediction.throughput:,.0f} tuples/s")
     chosen = run(name, placement)

@@ -10,7 +10,9 @@ running job has), at its own operating point (:class:`~.operating_point.Operatin
    ``CostModel.task_cpu_per_tuple``, which :func:`~.performance.predict` adds back); each
    non-source operator's selectivity is what it sent over its streams per tuple it executed.
 2. **CPU bound.** :func:`~.performance.predict` on the calibrated topology (on a testbed: its
-   cluster scaled to the testbed's CPU budget) gives the throughput back-pressure allows. When the
+   cluster scaled to the testbed's CPU budget) gives the throughput back-pressure allows. Its
+   fixed costs (per worker, executor, node and connection) are scaled by what the run's nodes
+   used beyond their tuples' work (:func:`fixed_cpu_factor`), when the run measured node CPU. When the
    run itself was CPU-bound (acking off, and its spouts emitted less than they asked), the ratio of measured to predicted throughput (every
    task's tuples, spouts' emits included) of the run's placement, ``capacity_factor``, scales every placement's CPU bound: the share of the
    modelled capacity this job really gets on this cluster. With acking on the run shows the flow
@@ -91,6 +93,8 @@ class MeasuredRun:
     cpu_budget: float | None = None
     #: spout tuples/s the sources asked to emit (None: saturated, far above what they emit)
     offered_source_rate: float | None = None
+    #: cores each node used over the run (a testbed's cgroups; empty: not measured)
+    node_cores: Mapping[str, float] = dataclasses.field(default_factory=dict)
 
     @property
     def throughput(self) -> float:
@@ -291,6 +295,7 @@ def calibrate(problem: Problem, run: MeasuredRun, model: CostModel | None = None
     model = model or CostModel()
     topo = calibrated_topology(problem.topology, run, model)
     calibrated = Problem.from_topology(topo, testbed_cluster(problem.cluster, run.cpu_budget, run.point.bandwidth_scaled))
+    model = with_fixed_costs(model, fixed_cpu_factor(calibrated, run, model))
     first = CalibratedModel(calibrated, run, model, 1.0, 0.0)
     point = run.point
     factor, residual = 1.0, 0.0
@@ -317,6 +322,36 @@ def offered_spout_rate(topology: Topology) -> float:
     return float(sum((op.source_rate or 0.0) * op.selectivity for op in topology.operators if op.role == "source"))
 
 
+def fixed_cpu_factor(problem: Problem, run: MeasuredRun, model: CostModel) -> float:
+    """How many times the model's fixed CPU (workers, executors, nodes, connections) the run's
+    nodes used: their measured cores less their tuples' modelled work at the measured rate, over
+    the fixed costs of the nodes that host workers. Idle executors that park or wake often,
+    ackers and transfer threads at low rates make this differ by operating point. 1 when the run
+    measured no node CPU."""
+    if not run.node_cores:
+        return 1.0
+    perf = predict(problem, run.placement, model)
+    unit = float(perf.in_rate.sum())
+    if unit <= 0:
+        return 1.0
+    cluster = problem.cluster
+    speed = model.speeds(cluster)
+    cores = np.array([n.cores for n in cluster.nodes], dtype=float)
+    hosts = run.placement.workers_used(cluster) > 0
+    fixed = ((cores - perf.cpu_capacity / speed) * hosts).sum()
+    work = run.throughput / unit * perf.cpu_demand / speed
+    measured = np.array([float(run.node_cores.get(n.name, 0.0)) for n in cluster.nodes])
+    return float(max(0.0, (measured - work)[hosts].sum()) / fixed) if fixed > 0 else 1.0
+
+
+def with_fixed_costs(model: CostModel, factor: float) -> CostModel:
+    """``model`` with its fixed CPU costs times ``factor`` (the cap on them kept)."""
+    if factor == 1.0:
+        return model
+    return dataclasses.replace(model, worker_cpu=model.worker_cpu * factor, node_cpu=model.node_cpu * factor,
+                               executor_cpu=model.executor_cpu * factor, connection_cpu=model.connection_cpu * factor)
+
+
 def run_from_record(record: Mapping, problem: Problem) -> MeasuredRun:
     """The :class:`MeasuredRun` of a campaign run record (:mod:`streamplace.campaign.testbed`)
     of ``problem``, or of the mean of several records of one placement (``records_mean``)."""
@@ -327,8 +362,9 @@ def run_from_record(record: Mapping, problem: Problem) -> MeasuredRun:
     tasks = {label: (float(t["executed_per_s"]), float(t["cpu_cores"])) for label, t in record["tasks"].items()}
     streams = {tuple(pair.split(">", 1)): float(s["tuples_per_s"]) for pair, s in record["streams"].items()}
     offered = None if point.source_rate is None else point.source_rate * int(problem.topology.source_task_mask.sum())
+    node_cores = {node: float(cpu["cores"]) for node, cpu in (record.get("node_cpu") or {}).items()}
     return MeasuredRun(point, placement, float(record["bolt_throughput"]), float(record["source_rate"]), tasks, streams,
-                       (record.get("latency_ms") or {}).get("mean"), float(record["cpu_budget"]), offered)
+                       (record.get("latency_ms") or {}).get("mean"), float(record["cpu_budget"]), offered, node_cores)
 
 
 def mean_run(runs: list[MeasuredRun]) -> MeasuredRun:
@@ -345,6 +381,7 @@ def mean_run(runs: list[MeasuredRun]) -> MeasuredRun:
              for label in first.tasks}
     streams = {pair: avg([r.streams.get(pair, 0.0) for r in runs]) for pair in first.streams}
     latencies = [r.latency_ms for r in runs if r.latency_ms is not None]
+    node_cores = {node: avg([r.node_cores.get(node, 0.0) for r in runs]) for node in first.node_cores}
     return dataclasses.replace(first, bolt_throughput=avg([r.bolt_throughput for r in runs]),
                                source_rate=avg([r.source_rate for r in runs]), tasks=tasks, streams=streams,
-                               latency_ms=avg(latencies) if latencies else None)
+                               latency_ms=avg(latencies) if latencies else None, node_cores=node_cores)

@@ -11,7 +11,8 @@ real cluster: a ``run.json`` with at least
   ``/api/v1/topology/<id>`` ``configuration``); what it does not say is Storm's default;
 
 and optionally ``cpu_budget`` (the cores a testbed gave the whole cluster; absent: the cluster as
-its spec says) and ``latency_ms`` (``{"mean": ...}``).
+its spec says), ``measured_node_cpu`` (``{node: {"cores": ...}}``, the cores each node used: the
+fixed costs are calibrated on it) and ``latency_ms`` (``{"mean": ...}``).
 """
 
 from __future__ import annotations
@@ -120,4 +121,6 @@ def read_run(path: str | os.PathLike, problem: Problem) -> MeasuredRun:
     tasks = {label: (t["executed_per_s"], t["cpu_cores"]) for label, t in rates["tasks"].items()}
     streams = {tuple(pair.split(">", 1)): s["tuples_per_s"] for pair, s in rates["streams"].items()}
     latency = (doc.get("latency_ms") or {}).get("mean") if isinstance(doc.get("latency_ms"), dict) else None
-    return MeasuredRun(point, placement, bolts, spouts, tasks, streams, latency, budget, offered)
+    node_cores = {node: float(cpu["cores"]) for node, cpu in (doc.get("measured_node_cpu") or {}).items()
+                  if isinstance(cpu, dict) and isinstance(cpu.get("cores"), (int, float)) and not isinstance(cpu["cores"], bool)}
+    return MeasuredRun(point, placement, bolts, spouts, tasks, streams, latency, budget, offered, node_cores)

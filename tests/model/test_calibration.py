@@ -155,3 +155,18 @@ def test_with_acking_every_placements_latency_is_its_round_trip():
     model = calibrate(job(), run(ACKING, source_rate=1e9, bolt_rate=1e9))
     for placement in (ONE_WORKER, SPLIT):
         assert model.summary(job(), placement)["latency_ms"] == pytest.approx(model.predict(placement).round_trip_ms)
+
+
+def test_fixed_costs_are_scaled_to_the_cpu_the_runs_nodes_used():
+    """n0 hosts the run's one worker: its measured cores less the tuples' modelled work, over the
+    model's fixed costs of n0 (a worker, four executors, the node), is the factor."""
+    from streamplace.model.calibration import fixed_cpu_factor
+    model = CostModel()
+    measured = run(OPERATING_POINTS["10ms-sleeps"], source_rate=1000.0, bolt_rate=1000.0)
+    problem = Problem.from_topology(calibrated_topology(job().topology, measured, model), job().cluster)
+    perf = predict(problem, ONE_WORKER, model)
+    work = 2000.0 / float(perf.in_rate.sum()) * perf.cpu_demand[0]
+    fixed = model.worker_cpu + 4 * model.executor_cpu + model.node_cpu   # no connection: one worker
+    with_cpu = dataclasses.replace(measured, node_cores={"n0": work + 3 * fixed, "n1": 0.0})
+    assert fixed_cpu_factor(problem, with_cpu, model) == pytest.approx(3.0)
+    assert fixed_cpu_factor(problem, measured, model) == 1.0   # no node CPU measured
