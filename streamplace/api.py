@@ -262,10 +262,13 @@ def storm_run(problem: Problem, out_dir: str | os.PathLike, settings=None, *, pl
               scheduler: str | None = None, params: dict | None = None, seed: int | None = None,
               time_limit: float | None = None, profiling: Any = None, workers: int | None = None, fmt: str = "jsonl",
               force: bool = False, on_event: Callable[[dict], None] | None = None,
-              on_note: Callable[[str], None] | None = None) -> StormRun:
+              on_note: Callable[[str], None] | None = None, autopilot: dict | None = None) -> StormRun:
     """Runs the job on Apache Storm under a plan file, a scheduler's placement, or (neither)
     Storm's own scheduler, measures it and writes ``out_dir`` (``run.json`` with the provenance
-    under ``source``, the monitor's traffic and load records, ``plan.json``, ``storm.log``)."""
+    under ``source``, the monitor's traffic and load records, ``plan.json``, ``storm.log``).
+    ``autopilot`` (keywords of :func:`run_autopilot`: ``policy``, ``min_gain``, ``confirm``,
+    ``max_moves``, ``cooldown_s``, ``move_cost``, ``time_limit``, ``horizon_windows``, ``period_s``)
+    runs the autopilot beside the job: ``autopilot.jsonl`` and ``plans`` in ``run.json``."""
     from .storm.run import measure
     from .storm.source import plan_for_run
     if plan is not None and scheduler is not None:
@@ -273,9 +276,31 @@ def storm_run(problem: Problem, out_dir: str | os.PathLike, settings=None, *, pl
     settings = settings if settings is not None else storm_settings()
     problem, placement, source = plan_for_run(problem, plan, scheduler, params, seed=seed, time_limit=time_limit,
                                               profiling=profiling, on_note=on_note)
+    beside = _beside(problem, placement, settings, autopilot) if autopilot is not None else None
     run = measure(problem, placement, Path(out_dir), settings, workers=workers, fmt=fmt, source=source,
-                  force=force, on_event=on_event)
+                  force=force, on_event=on_event, beside=beside)
     return StormRun(problem, placement, run)
+
+
+def _beside(problem: Problem, placement, settings, options: dict):
+    """The autopilot beside a storm run, its windows the run's."""
+    from .autopilot.loop import BesideRun, Settings
+    from .autopilot.policy import POLICIES
+    from .model.operating_point import OperatingPoint
+    options = dict(options)
+    name = options.pop("policy", "hysteresis")
+    if name not in POLICIES:
+        raise InputError(f"--autopilot-policy: expected one of {', '.join(POLICIES)}, got {quote(name)}")
+    thresholds = {k: options.pop(k) for k in ("min_gain", "confirm", "cooldown_s") if k in options}
+    policy = POLICIES[name](**thresholds) if name == "hysteresis" else POLICIES[name]()
+    period = options.pop("period_s", None) or settings.window_s
+    try:
+        ap = Settings(window_s=settings.window_s, point=settings.operating_point or OperatingPoint("measured"), **options)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"--autopilot: {exc}") from None
+    if placement is None:
+        raise InputError("--autopilot needs a placement to start from (--plan or --scheduler), not --storm-default")
+    return BesideRun(problem, placement, policy, ap, period)
 
 
 def import_storm_ui(source: str, *, window: str | None = None):

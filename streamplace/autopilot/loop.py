@@ -226,3 +226,55 @@ def run(pilot: Autopilot, *, period_s: float, periods: int | None = None, on_dec
             on_decision(decision)
         next_at += period_s
     return done
+
+
+class BesideRun:
+    """The autopilot beside a measured ``storm run`` (``--autopilot``): it starts when the job's
+    workers run, steps every ``period_s`` on the run's monitor directory, rewrites the run's plan
+    file (which the plugin applies on Nimbus' next round), logs to ``DIR/autopilot.jsonl``, and
+    adds ``plans`` to ``run.json``: each applied plan's ``t``, ``placement`` and ``matched``
+    (whether Storm's assignment at the end of the run is that plan; null for plans replaced
+    before the end, which the run does not observe)."""
+
+    def __init__(self, problem: Problem, placement: Placement, policy: Policy, settings: Settings, period_s: float):
+        self.problem, self.placement, self.policy, self.settings, self.period_s = problem, placement, policy, settings, period_s
+        self.pilot: Autopilot | None = None
+        self._stop = None
+        self._thread = None
+        self.error: str | None = None
+
+    def start(self, monitor: Path, plan_dir: Path, out_dir: Path) -> None:
+        import threading
+        self.pilot = Autopilot(self.problem, monitor, plan_dir, Path(out_dir) / "autopilot.jsonl", self.placement,
+                               self.policy, self.settings)
+        self._stop = threading.Event()
+
+        def loop():
+            import time
+            while not self._stop.wait(self.period_s):
+                try:
+                    self.pilot.step(time.time())
+                except Exception as exc:   # one period failed (a window being written, a solver error): logged, go on
+                    self.error = f"{type(exc).__name__}: {exc}"
+        self._thread = threading.Thread(target=loop, name="autopilot", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+            self._thread = None
+
+    def summary(self, run: dict) -> dict:
+        log = self.pilot.log if self.pilot is not None else None
+        applied = []
+        if log is not None and log.is_file():
+            applied = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+            applied = [r for r in applied if r["decision"] == "apply"]
+        plans = [{"t": r["t"], "placement": r["placement"],
+                  "matched": (run.get("assignment") == r["placement"]) if i == len(applied) - 1 else None}
+                 for i, r in enumerate(applied)]
+        out = {"plans": plans, "autopilot_policy": self.policy.name}
+        if self.error:
+            out["autopilot_error"] = self.error
+        return out

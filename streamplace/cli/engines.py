@@ -61,11 +61,24 @@ def storm():
               help="Run at a named operating point (docs/performance-model.md): its sources (saturated), ackers and max "
                    "spout pending, Storm settings (--storm-conf over them), CPU budget (unless --cpu-budget) and links. "
                    "Default: the topology's own rates and the options given.")
+@click.option("--autopilot", "autopilot", is_flag=True,
+              help="Run the autopilot beside the job (docs/autopilot.md): DIR/autopilot.jsonl, and the plans it "
+                   "applied in run.json.")
+@click.option("--autopilot-policy", type=click.Choice(["hysteresis", "every-period", "greedy"]), default="hysteresis",
+              show_default=True, help="With --autopilot: when a candidate is applied.")
+@click.option("--min-gain", type=FiniteFloat(min=0, max=100), default=0.05, show_default=True,
+              help="With --autopilot: predicted gain a change must bring (hysteresis).")
+@click.option("--confirm", type=click.IntRange(min=1), default=2, show_default=True,
+              help="With --autopilot: periods in a row the gain must hold (hysteresis).")
+@click.option("--max-moves", type=click.IntRange(min=0), default=4, show_default=True,
+              help="With --autopilot: tasks one change may move.")
+@click.option("--cooldown", type=FiniteFloat(min=0, max=1e7), default=60.0, show_default=True,
+              help="With --autopilot: seconds after a change before the next (hysteresis).")
 @click.option("--force", is_flag=True, help="Replace the output directory if it exists.")
 @click.option("-o", "--output", "out_dir", type=OutputPath("dir"), required=True, help="Directory to write.")
 def storm_run(topology, cluster, plan_path, name, params, seed, time_limit, profiling, storm_default, workers,
               duration, warmup, window, ackers, load_aware, heap_mb, storm_conf, fmt, mode, worker_heap_mb, cpu_budget,
-              operating_point, force, out_dir):
+              operating_point, autopilot, autopilot_policy, min_gain, confirm, max_moves, cooldown, force, out_dir):
     """Run TOPOLOGY on Storm with CLUSTER's nodes, under a plan, and measure it.
 
     Writes DIR/run.json (what Storm assigned, read back from Storm, throughput, latency; on the
@@ -90,11 +103,18 @@ def storm_run(topology, cluster, plan_path, name, params, seed, time_limit, prof
     done = sp.storm_run(problem, out_dir, settings, plan=plan_path, scheduler=name,
                         params=sp.parse_pairs(params) if name else None, seed=seed, time_limit=time_limit,
                         profiling=profiling, workers=workers, fmt=fmt, force=force,
-                        on_event=_storm_progress(settings), on_note=note)
+                        on_event=_storm_progress(settings), on_note=note,
+                        autopilot=dict(policy=autopilot_policy, min_gain=min_gain, confirm=confirm, max_moves=max_moves,
+                                       cooldown_s=cooldown) if autopilot else None)
     run, problem = done.run, done.problem
     Console().print(vertical({k: run[k] for k in STORM_RUN_KEYS if k in run}, f"storm run: {problem.topology.name} on {problem.cluster.name}"))
     for node, cpu in run.get("measured_node_cpu", {}).items():
         Console().print(f"node {node}: {cpu['cores']:.3f} cores used, out of CPU quota in {cpu['throttled']:.0%} of periods",
+                        markup=False, highlight=False)
+    if "plans" in run:
+        last = run["plans"][-1]["matched"] if run["plans"] else None
+        Console().print(f"autopilot ({run['autopilot_policy']}): {len(run['plans'])} plan(s) applied"
+                        + ("" if last is None else f"; Storm's assignment at the end {'is' if last else 'is not'} the last one"),
                         markup=False, highlight=False)
     if done.placement is not None and not run["plan_applied"]:
         err_console.print(f"[yellow]plan not applied: {run['scheduler_status']}[/yellow]")

@@ -79,6 +79,15 @@ def rates(load: pd.DataFrame, traffic: pd.DataFrame, topology: Topology, seconds
     return {"tasks": tasks, "streams": streams}
 
 
+def timeline(load: pd.DataFrame) -> list[dict]:
+    """Per window of ``load`` (warm-up included): ``t`` (its start) and ``throughput`` (tuples
+    executed per second by every task, spouts' emits included)."""
+    if not len(load):
+        return []
+    per = load.groupby("window_start").agg(executed=("executed", "sum"), seconds=("window_seconds", "first"))
+    return [{"t": float(t), "throughput": float(row.executed / row.seconds)} for t, row in per.iterrows()]
+
+
 def latency_summary(latency: pd.DataFrame) -> dict:
     """p50/p95/p99 and mean end-to-end latency in ms over all sink tasks and windows.
 

@@ -363,10 +363,13 @@ def _parse(line: str) -> dict | None:
 
 def measure(problem: Problem, placement: Placement | None, out_dir: Path, settings: RunSettings, *,
             workers: int | None = None, fmt: str = "jsonl", source: dict | None = None, force: bool = False,
-            on_event: Callable[[dict], None] | None = None) -> dict:
+            on_event: Callable[[dict], None] | None = None, beside: "Beside | None" = None) -> dict:
     """Runs ``placement`` (None: Storm's EvenScheduler with ``workers`` workers) and writes ``out_dir``:
     ``run.json``, ``traffic.<fmt>``, ``load.<fmt>``, ``plan.json``, the monitor's raw files
-    (``monitor/``, warm-up included) and ``storm.log``. The directory appears whole or not at all."""
+    (``monitor/``, warm-up included) and ``storm.log``. The directory appears whole or not at all.
+    ``beside`` runs while the job runs (from its workers running to its result): it reads the
+    monitor's directory and may rewrite the job's plan (the autopilot); what it adds to
+    ``run.json`` comes from :meth:`Beside.summary`."""
     topo = problem.topology
     name = storm_name(topo)
     if settings.duration_s < settings.window_s:
@@ -381,25 +384,57 @@ def measure(problem: Problem, placement: Placement | None, out_dir: Path, settin
     stage = stage_dir(out_dir)
     work = Path(tempfile.mkdtemp(prefix="streamplace-storm-"))
     started = time.monotonic()
+    if beside is not None and placement is None:
+        raise StormError("--autopilot needs a placement to start from (a plan or a scheduler), not Storm's own")
     with temporary(stage), temporary(work):   # removed also when Ctrl-C abandons this thread
-        return _measure(problem, placement, out_dir, settings, workers, fmt, source, on_event, stage, work, started)
+        return _measure(problem, placement, out_dir, settings, workers, fmt, source, on_event, stage, work, started, beside)
 
 
-def _measure(problem, placement, out_dir, settings, workers, fmt, source, on_event, stage, work, started) -> dict:
+class Beside:
+    """What runs beside a measured job (:func:`measure`'s ``beside``)."""
+
+    def start(self, monitor: Path, plan_dir: Path, out_dir: Path) -> None:
+        """The job's workers run: ``monitor`` fills with windows, ``plan_dir`` holds its plan."""
+
+    def stop(self) -> None:
+        """The job's result is in (or the run failed): stop, and leave everything written whole."""
+
+    def summary(self, run: dict) -> dict:
+        """Keys to add to ``run.json`` (``run``: the rest of it)."""
+        return {}
+
+
+def _measure(problem, placement, out_dir, settings, workers, fmt, source, on_event, stage, work, started, beside) -> dict:
     name = problem.topology.name
+    started_beside = []
+
+    def events(event: dict) -> None:
+        kind = event.get("event")
+        if beside is not None and kind == "running" and not started_beside:
+            shutil.copyfile(work / "plans" / f"{name}.json", stage / "plan.json")   # the plan the job starts with
+            beside.start(stage / "monitor", work / "plans", stage)
+            started_beside.append(beside)
+        elif kind == "result" and started_beside:
+            started_beside.pop().stop()
+        if on_event:
+            on_event(event)
     try:
         job = Job(name, problem.topology, placement, workers, monitor=True, duration_s=settings.duration_s,
                   conf={"streamplace.cpu_per_tuple": cpu_by_task(problem, placement)})
-        result = run_jobs(problem.cluster, [job], settings, work, monitor_dir=stage / "monitor", on_event=on_event)[name]
+        result = run_jobs(problem.cluster, [job], settings, work, monitor_dir=stage / "monitor", on_event=events)[name]
         shutil.copyfile(work / "storm.log", stage / "storm.log")
-        if placement is not None:
+        if placement is not None and not (stage / "plan.json").exists():
             shutil.copyfile(work / "plans" / f"{name}.json", stage / "plan.json")
         run = summarise(problem, placement, result, stage, settings, fmt)
         run.update({"source": source or {}, "wall_s": round(time.monotonic() - started, 2)})
+        if beside is not None:
+            run.update(beside.summary(run))
         atomic_write_text(stage / "run.json", json.dumps(run, indent=2) + "\n")
         replace_dir(stage, out_dir)
         return run
     finally:
+        while started_beside:
+            started_beside.pop().stop()
         shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(stage, ignore_errors=True)
 
@@ -468,6 +503,7 @@ def summarise(problem: Problem, placement: Placement | None, result: dict, out_d
         **_wire_figures(result.get("wire"), seconds),
         **({"measured_node_cpu": result["node_cpu"]} if "node_cpu" in result else {}),
         **_predicted(problem, assignment, bolts + spouts, settings),
+        "timeline": records.timeline(records.read_monitor(monitor, "load", 0.0, float("inf"))),
         "traffic_file": records.write_records(traffic, out_dir / "traffic", fmt).name,
         "load_file": records.write_records(load, out_dir / "load", fmt).name,
         "traffic_rows": len(traffic), "load_rows": len(load),

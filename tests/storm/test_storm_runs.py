@@ -205,3 +205,27 @@ def test_a_source_emits_selectivity_tuples_per_record_it_reads(storm_ready, tmp_
     assert src.cpu_per_tuple >= 0.8 * 2 * 2e-4 - sp.CostModel().task_cpu_per_tuple
     assert model.capacity_factor == 1.0 and model.round_trip_residual_s == 0.0 and "only the costs" in model.describe()
     assert model.summary(p, placement)["throughput"] > 0
+
+
+def test_the_autopilot_beside_a_run_applies_a_plan_and_storm_runs_it(storm_ready, tmp_path):
+    """A job packed into one worker of one node; the autopilot ([F]'s Greedy: whenever the
+    prediction improves) spreads it, the plugin applies the new plan on Nimbus' next round, and
+    Storm's assignment at the end of the run is that plan."""
+    from streamplace.autopilot.loop import BesideRun, Settings
+    from streamplace.autopilot.policy import Greedy
+    from streamplace.model import Cluster, Node, Operator, Stream, Topology
+    from streamplace.model.operating_point import OperatingPoint
+    from streamplace.model.placement import Placement
+    topo = Topology.build("pilot", [Operator("s", 2, role="source", source_rate=200.0, cpu_per_tuple=1e-4),
+                                    Operator("b", 2, role="sink", cpu_per_tuple=1e-4)], [Stream("s", "b")])
+    p = Problem.from_topology(topo, Cluster.build("two", [Node(f"h{i}", 4, cores=1, slots=2) for i in range(2)]))
+    packed = Placement(node=np.zeros(4, int), worker=np.zeros(4, int))
+    beside = BesideRun(p, packed, Greedy(), Settings(window_s=2.0, horizon_windows=2, time_limit=0.5,
+                                                      point=OperatingPoint("measured")), period_s=2.0)
+    run = measure(p, packed, tmp_path / "run", RunSettings(duration_s=24, warmup_s=4, window_s=2), beside=beside)
+    log = [json.loads(line) for line in (tmp_path / "run" / "autopilot.jsonl").read_text().splitlines()]
+    assert log and {r["decision"] for r in log} <= {"keep", "apply"}
+    assert len(run["plans"]) >= 1 and run["plans"][-1]["matched"] is True, (log, run["assignment"])
+    assert [r["placement"] for r in log if r["decision"] == "apply"] == [plan["placement"] for plan in run["plans"]]
+    assert len(run["timeline"]) >= 10 and all(w["throughput"] >= 0 for w in run["timeline"])
+    assert json.loads((tmp_path / "run" / "plan.json").read_text())["placement"] == packed.to_mapping(topo.task_labels, p.cluster)
