@@ -153,6 +153,11 @@ def run_autopilot(problem: Problem, monitor: str | os.PathLike, plan_dir: str | 
         raise InputError(str(exc)) from None
     plan_dir = Path(plan_dir)
     log = Path(log) if log is not None else plan_dir / f"{problem.topology.name}.autopilot.jsonl"
+    plan = (plan_dir / f"{problem.topology.name}.json").resolve()
+    if current is not None and Path(current).resolve() == plan:
+        raise InputError("--current: leave it out to start from the plan in --plan-dir (the autopilot replaces that file)")
+    if log.resolve() == plan:
+        raise InputError("--log: the plan file in --plan-dir is the plugin's; give the decision log another name")
     running = load_placement(current, problem.topology, problem.cluster) if current is not None else None
     try:
         pilot = Autopilot.resume(problem, Path(monitor), plan_dir, log, running, chosen, settings)
@@ -295,7 +300,9 @@ def _beside(problem: Problem, placement, settings, options: dict):
     policy = POLICIES[name](**thresholds) if name == "hysteresis" else POLICIES[name]()
     period = options.pop("period_s", None) or settings.window_s
     try:
-        ap = Settings(window_s=settings.window_s, point=settings.operating_point or OperatingPoint("measured"), **options)
+        budget = settings.testbed.budget() if settings.mode == "cluster" else None   # the testbed's scaled nodes
+        ap = Settings(window_s=settings.window_s, point=settings.operating_point or OperatingPoint("measured", cpu_budget=budget),
+                      **options)
     except (TypeError, ValueError) as exc:
         raise InputError(f"--autopilot: {exc}") from None
     if placement is None:

@@ -36,14 +36,14 @@ from pathlib import Path
 import numpy as np
 
 from ..evaluate.scheduled import reschedule, schedule
-from ..files import quote
+from ..files import atomic_write_text, dumps_json, parse_document, quote
 from ..model import Placement, Problem
 from ..model.calibration import MeasuredRun, calibrate, offered_spout_rate
 from ..model.graph import TaskGraph
 from ..model.operating_point import OperatingPoint
 from ..model.specs import placement_from_dict
 from ..storm import records
-from ..storm.plans import plan_document, storm_name, write_plan
+from ..storm.plans import plan_document, storm_name
 from .policy import History, Hysteresis, Policy
 
 
@@ -71,10 +71,12 @@ class Decision:
     decision: str                    # "keep" or "apply"
     reason: str
     placement: dict | None = None    # the placement applied
+    history: History = History()     # the policy's state after this period (what a restart resumes from)
 
     def to_dict(self) -> dict:
         out = {"t": self.t, "windows": list(self.windows), "predicted_now": self.predicted_now,
-               "predicted_new": self.predicted_new, "moves": self.moves, "decision": self.decision, "reason": self.reason}
+               "predicted_new": self.predicted_new, "moves": self.moves, "decision": self.decision, "reason": self.reason,
+               "above": self.history.above, "last_change": self.history.last_change}
         if self.placement is not None:
             out["placement"] = self.placement
         return out
@@ -101,67 +103,90 @@ class Autopilot:
     @classmethod
     def resume(cls, problem: Problem, monitor: Path, plan_dir: Path, log: Path, current: Placement | None,
                policy: Policy | None = None, settings: Settings | None = None) -> "Autopilot":
-        """The loop as its decision log left it (a new one when there is none): the last plan it
-        applied is the running placement, else ``current``, else the plan in ``plan_dir``."""
+        """The loop as its decision log left it (a new one when there is none): the policy's
+        state from the last record; the running placement is the last plan the loop wrote (the
+        plan file when it is newer than the log: the process stopped between the two writes),
+        else ``current``, else the plan in ``plan_dir``."""
         history, applied = History(), None
         if Path(log).is_file():
-            above = 0
-            for number, line in enumerate(Path(log).read_text().splitlines(), 1):
-                if not line.strip():
-                    continue
+            lines = [line for line in Path(log).read_text().splitlines() if line.strip()]
+            for number, line in enumerate(lines, 1):
                 try:
                     rec = json.loads(line)
+                    if not isinstance(rec, dict) or rec.get("decision") not in ("keep", "apply"):
+                        raise ValueError
                 except ValueError:
-                    raise ValueError(f"{log}: line {number}: not a decision record (JSON)") from None
-                if rec.get("decision") == "apply":
-                    applied, history = rec.get("placement"), History(0, float(rec["t"]))
-                    above = 0
-                elif "below" in str(rec.get("reason", "")) or rec.get("moves", 0) == 0:
-                    above = 0
-                elif "to confirm" in str(rec.get("reason", "")):
-                    above += 1
-            history = History(above, history.last_change)
+                    if number == len(lines):   # a last line cut short by a crash: the records before it stand
+                        break
+                    raise ValueError(f"{log}: line {number}: not a decision record of the autopilot") from None
+                history = History(int(rec.get("above", 0)), rec.get("last_change"))
+                if rec["decision"] == "apply":
+                    applied = rec.get("placement")
+        plan = Path(plan_dir) / f"{storm_name(problem.topology)}.json"
+        written = _plan_on_disk(plan)
+        if written is not None and written[0] is not None and (history.last_change is None or written[0] > history.last_change):
+            applied, history = written[1], History(0, written[0])   # applied, then stopped before its log line
         if applied is not None:
             current = placement_from_dict({"placement": applied}, problem.topology, problem.cluster, f"{log}: last applied plan")
         elif current is None:
-            plan = Path(plan_dir) / f"{storm_name(problem.topology)}.json"
-            if not plan.is_file():
+            if written is None:
                 raise ValueError(f"no running placement: give --current, or a plan {plan} to start from")
-            from ..model.specs import load_placement
-            current = load_placement(plan, problem.topology, problem.cluster)
+            current = placement_from_dict({"placement": written[1]}, problem.topology, problem.cluster, plan)
         return cls(problem, monitor, plan_dir, log, current, policy, settings, history)
 
     # -- one period --------------------------------------------------------------------
     def step(self, now: float) -> Decision:
         """One period at time ``now`` (seconds, the monitor's clock): the decision, logged."""
         decision = self._decide(now)
+        self.log.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log, "a") as fh:
-            fh.write(json.dumps(decision.to_dict()) + "\n")
+            fh.write(dumps_json(decision.to_dict(), indent=None) + "\n")
             fh.flush()
             os.fsync(fh.fileno())
         return decision
 
     def _keep(self, now: float, windows, reason: str, now_pred=None, new_pred=None, moves: int = 0) -> Decision:
-        return Decision(now, tuple(windows), now_pred, new_pred, moves, "keep", reason)
+        return Decision(now, tuple(windows), now_pred, new_pred, moves, "keep", reason, history=self.history)
+
+    def failed(self, now: float, error: BaseException) -> Decision:
+        """A period that failed (a record being written, a solver error): logged as a keep."""
+        decision = self._keep(now, (), f"period failed: {type(error).__name__}: {str(error)[:300]}")
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.log, "a") as fh:
+            fh.write(dumps_json(decision.to_dict(), indent=None) + "\n")
+        return decision
 
     def _decide(self, now: float) -> Decision:
         s, topo = self.settings, self.problem.topology
-        start = now - s.horizon_windows * s.window_s
-        load = records.read_monitor(self.monitor, "load", start, now)
-        traffic = records.read_monitor(self.monitor, "traffic", start, now)
-        windows = sorted({float(w) for w in load["window_start"]}) if len(load) else []
-        if not windows or windows[-1] + s.window_s < now - 2 * s.window_s:
-            last = f"; the last ends at t={windows[-1] + s.window_s:.0f}" if windows else ""
-            return self._keep(now, windows, f"monitor gap: no window in the last {2 * s.window_s:g} s{last}")
+        margin = max(1.0, 0.2 * s.window_s)   # workers write a window a moment after it ends
+        start = now - (s.horizon_windows + 2) * s.window_s - margin
+        load = records.read_monitor(self.monitor, "load", start, now, live=True)
+        traffic = records.read_monitor(self.monitor, "traffic", start, now, live=True)
+        ended = sorted({float(w) for w in load["window_start"]}) if len(load) else []
+        ended = [w for w in ended if w + s.window_s <= now - margin]
+        if not ended or ended[-1] + s.window_s < now - margin - 2 * s.window_s:
+            last = f"; the last ends at t={ended[-1] + s.window_s:.0f}" if ended else ""
+            return self._keep(now, ended[-1:], f"monitor gap: no window in the last {2 * s.window_s:g} s{last}")
         labels = set(topo.task_labels)
         unknown = sorted((set(load["task"]) | set(traffic.get("src_task", [])) | set(traffic.get("dst_task", []))) - labels)
         if unknown:
-            return self._keep(now, windows, f"the topology changed shape: task {quote(unknown[0])} is not one of "
-                                            f"{quote(topo.name)}'s")
-        for w in windows:
-            reported = load.loc[load["window_start"] == w, "task"].nunique()
-            if reported < topo.n_tasks:
-                return self._keep(now, windows, f"partial window at t={w:.0f}: {reported} of {topo.n_tasks} tasks reported")
+            return self._keep(now, ended[-1:], f"the topology changed shape: task {quote(unknown[0])} is not one of "
+                                              f"{quote(topo.name)}'s")
+        reported = {w: load.loc[load["window_start"] == w, "task"].nunique() for w in ended}
+        if reported[ended[-1]] < topo.n_tasks and len(ended) > 1:
+            ended = ended[:-1]   # the newest window not yet written by every worker: the ones before it
+        windows = ended[-s.horizon_windows:]
+        if windows[-1] + s.window_s < now - margin - 2 * s.window_s:
+            return self._keep(now, windows[-1:], f"monitor gap: no complete window in the last {2 * s.window_s:g} s")
+        partial = [w for w in windows if reported[w] < topo.n_tasks]
+        if partial:
+            return self._keep(now, windows, f"partial window at t={partial[0]:.0f}: {reported[partial[0]]} of "
+                                            f"{topo.n_tasks} tasks reported")
+        if self.history.last_change is not None and windows[0] < self.history.last_change:
+            return self._keep(now, windows, f"settling: the horizon still holds windows from before the change at "
+                                            f"t={self.history.last_change:.0f}")
+        load = load[load["window_start"].isin(windows)]
+        traffic = traffic[traffic["window_start"].isin(windows)] if len(traffic) else traffic
         seconds = len(windows) * s.window_s
         problem = Problem.from_topology(topo, self.problem.cluster, graph=self._graph(traffic, seconds))
         bolts, spouts = records.throughput(load, topo, seconds)
@@ -187,15 +212,20 @@ class Autopilot:
         moves = int(np.count_nonzero((candidate.node != self.current.node) | (candidate.worker != self.current.worker)))
         predicted_now = model.predict(self.current).throughput
         predicted_new = model.predict(candidate).throughput
-        gain = (predicted_new / predicted_now - 1 if predicted_now > 0 else math.inf) - s.move_cost * moves
-        apply, why, self.history = self.policy.decide(gain, moves, now, self.history)
+        if not (math.isfinite(predicted_now) and math.isfinite(predicted_new) and predicted_now > 0):
+            return self._keep(now, windows, "no finite prediction of the running placement", None, None, moves)
+        gain = predicted_new / predicted_now - 1 - s.move_cost * moves
+        apply, why, history = self.policy.decide(gain, moves, now, self.history)
         if not apply:
+            self.history = history
             return self._keep(now, windows, why, predicted_now, predicted_new, moves)
         document = plan_document(topo, problem.cluster, candidate,
                                  streamplace_autopilot={"t": now, "policy": self.policy.name, "gain": gain})
-        write_plan(self.plan_dir, storm_name(topo), document)
-        self.current = candidate
-        return Decision(now, tuple(windows), predicted_now, predicted_new, moves, "apply", why, document["placement"])
+        self.plan_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(self.plan_dir / f"{storm_name(topo)}.json", dumps_json(document) + "\n")
+        self.current, self.history = candidate, history
+        return Decision(now, tuple(windows), predicted_now, predicted_new, moves, "apply", why, document["placement"],
+                        history)
 
     def _graph(self, traffic, seconds: float) -> TaskGraph:
         """The horizon's measured tuples/s per task pair as edge weights."""
@@ -220,12 +250,29 @@ def run(pilot: Autopilot, *, period_s: float, periods: int | None = None, on_dec
         delay = next_at - clock()
         if delay > 0:
             sleep(delay)
-        decision = pilot.step(clock())
+        now = clock()
+        try:
+            decision = pilot.step(now)
+        except (ValueError, OSError, RuntimeError) as exc:   # a record being written, a solver error: the next period
+            decision = pilot.failed(now, exc)
         done += 1
         if on_decision is not None:
             on_decision(decision)
-        next_at += period_s
+        next_at = max(next_at + period_s, clock())   # a long period delays the next, never a burst of them
     return done
+
+
+def _plan_on_disk(plan: Path):
+    """(the time the autopilot wrote it, or None; its placement) of the plan file, or None when
+    there is none. Read without recording it as an input: the loop replaces it."""
+    if not plan.is_file():
+        return None
+    doc = parse_document(plan.read_bytes(), plan, "json")
+    if not isinstance(doc, dict) or not isinstance(doc.get("placement"), dict):
+        raise ValueError(f"{plan}: not a plan (no placement mapping)")
+    stamp = doc.get("streamplace_autopilot", {})
+    t = stamp.get("t") if isinstance(stamp, dict) and isinstance(stamp.get("t"), (int, float)) else None
+    return t, doc["placement"]
 
 
 class BesideRun:
@@ -251,18 +298,22 @@ class BesideRun:
 
         def loop():
             import time
-            while not self._stop.wait(self.period_s):
+            next_at = time.time() + self.period_s
+            while not self._stop.wait(max(0.0, next_at - time.time())):
+                now = time.time()
                 try:
-                    self.pilot.step(time.time())
+                    self.pilot.step(now)
                 except Exception as exc:   # one period failed (a window being written, a solver error): logged, go on
                     self.error = f"{type(exc).__name__}: {exc}"
+                    self.pilot.failed(now, exc)
+                next_at = max(next_at + self.period_s, time.time())
         self._thread = threading.Thread(target=loop, name="autopilot", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
         if self._thread is not None:
             self._stop.set()
-            self._thread.join()
+            self._thread.join(timeout=60.0)   # a period's lns is bounded by its time limit
             self._thread = None
 
     def summary(self, run: dict) -> dict:

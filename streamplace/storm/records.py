@@ -23,11 +23,19 @@ PER_DOUBLING = 8
 EPS = 1e-6
 
 
-def read_monitor(monitor_dir: Path, kind: str, start: float, end: float) -> pd.DataFrame:
-    """All rows of one kind (traffic, load, latency) whose window lies inside ``[start, end]``."""
+def read_monitor(monitor_dir: Path, kind: str, start: float, end: float, *, live: bool = False) -> pd.DataFrame:
+    """All rows of one kind (traffic, load, latency) whose window lies inside ``[start, end]``.
+    ``live``: the files are still being written, so each is read up to its last complete line."""
     files = [p for p in sorted(monitor_dir.glob(f"{kind}-*.jsonl")) if p.stat().st_size > 0]
     check_total_size(files, monitor_dir, what=f"{kind} monitoring records", in_memory="json")
-    frames = [pd.read_json(p, lines=True, dtype=False) for p in files]
+
+    def frame(path: Path) -> pd.DataFrame:
+        if not live:
+            return pd.read_json(path, lines=True, dtype=False)
+        text = path.read_text(errors="replace")
+        text = text[:text.rfind("\n") + 1]
+        return pd.read_json(io.StringIO(text), lines=True, dtype=False) if text.strip() else pd.DataFrame()
+    frames = [f for f in (frame(p) for p in files) if len(f)]
     if not frames:
         return pd.DataFrame()
     rows = pd.concat(frames, ignore_index=True)

@@ -374,6 +374,8 @@ def measure(problem: Problem, placement: Placement | None, out_dir: Path, settin
     name = storm_name(topo)
     if settings.duration_s < settings.window_s:
         raise StormError(f"--duration ({settings.duration_s:g} s) must cover at least one window (--window {settings.window_s:g} s)")
+    if beside is not None and placement is None:
+        raise StormError("--autopilot needs a placement to start from (a plan or a scheduler), not Storm's own")
     check_output_dir(out_dir)   # never over an input (the run's own topology, cluster, plan), --force included
     if out_dir.exists() and any(out_dir.iterdir()) and not force:
         raise StormError(f"{out_dir}: output directory exists and is not empty (use --force to replace it)")
@@ -384,8 +386,6 @@ def measure(problem: Problem, placement: Placement | None, out_dir: Path, settin
     stage = stage_dir(out_dir)
     work = Path(tempfile.mkdtemp(prefix="streamplace-storm-"))
     started = time.monotonic()
-    if beside is not None and placement is None:
-        raise StormError("--autopilot needs a placement to start from (a plan or a scheduler), not Storm's own")
     with temporary(stage), temporary(work):   # removed also when Ctrl-C abandons this thread
         return _measure(problem, placement, out_dir, settings, workers, fmt, source, on_event, stage, work, started, beside)
 

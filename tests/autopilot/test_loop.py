@@ -46,45 +46,76 @@ def pilot(tmp_path, policy=None, **settings):
 def test_a_confirmed_gain_writes_the_plan_and_the_log_says_why(tmp_path):
     write_windows(tmp_path / "monitor", [0.0, 10.0, 20.0])
     ap = pilot(tmp_path)
-    first = ap.step(30.0)
+    first = ap.step(32.0)   # the window at 20 ended 2 s ago: written by every worker by now
     # spreading the packed job over both nodes doubles its CPU: a gain far above 5 %, not yet confirmed
     assert first.decision == "keep" and "period 1 of 2 to confirm" in first.reason
     assert first.predicted_new > 1.5 * first.predicted_now and first.windows == (10.0, 20.0)
-    second = ap.step(40.0)
+    second = ap.step(42.0)
     assert second.decision == "apply" and second.moves > 0
     plan = tmp_path / "plans" / "job.json"
     applied = load_placement(plan, TOPO, CLUSTER)
     assert applied == ap.current and set(applied.node.tolist()) == {0, 1}
     log = [json.loads(line) for line in (tmp_path / "autopilot.jsonl").read_text().splitlines()]
     assert [r["decision"] for r in log] == ["keep", "apply"] and log[1]["placement"] == second.placement
-    assert set(log[0]) == {"t", "windows", "predicted_now", "predicted_new", "moves", "decision", "reason"}
+    assert set(log[0]) == {"t", "windows", "predicted_now", "predicted_new", "moves", "decision", "reason", "above",
+                           "last_change"}
+    # after the change, the horizon's windows ran the old placement: nothing is decided on them
+    assert "settling" in ap.step(52.0).reason
 
 
 def test_a_restart_resumes_from_the_log(tmp_path):
     write_windows(tmp_path / "monitor", [0.0, 10.0, 20.0])
     ap = pilot(tmp_path, policy=Greedy())
-    assert ap.step(30.0).decision == "apply"
+    assert ap.step(32.0).decision == "apply"
     again = pilot(tmp_path, policy=Greedy())
-    assert again.current == ap.current and again.history.last_change == 30.0
+    assert again.current == ap.current and again.history.last_change == 32.0
+    # a plan written but not logged (stopped between the two writes): the plan file is the running placement
+    lines = (tmp_path / "autopilot.jsonl").read_text().splitlines()
+    (tmp_path / "autopilot.jsonl").write_text("\n".join(lines[:-1]) + ("\n" if lines[:-1] else ""))
+    third = pilot(tmp_path, policy=Greedy())
+    assert third.current == ap.current and third.history.last_change == 32.0
+
+
+def test_a_restart_keeps_the_confirmation_count(tmp_path):
+    write_windows(tmp_path / "monitor", [0.0, 10.0, 20.0])
+    ap = pilot(tmp_path, policy=Hysteresis(min_gain=0.05, confirm=3, cooldown_s=0))
+    assert "period 1 of 3" in ap.step(32.0).reason
+    assert ap.step(100.0).reason.startswith("monitor gap")   # a period the policy did not see
+    again = pilot(tmp_path, policy=Hysteresis(min_gain=0.05, confirm=3, cooldown_s=0))
+    assert "period 2 of 3" in again.step(32.0).reason
 
 
 def test_a_monitor_gap_a_partial_window_and_a_changed_topology_write_no_plan(tmp_path):
     write_windows(tmp_path / "monitor", [0.0, 10.0])
     ap = pilot(tmp_path, policy=Greedy())
-    gap = ap.step(60.0)   # the last window ended at t=20: three windows without one
+    gap = ap.step(60.0)   # the last window ended at t=20: four windows without one
     assert gap.decision == "keep" and gap.reason.startswith("monitor gap")
-    write_windows(tmp_path / "monitor", [50.0], tasks=["s[0]", "s[1]", "b[0]"])
-    partial = ap.step(60.0)
-    assert partial.decision == "keep" and "partial window at t=50: 3 of 4 tasks reported" in partial.reason
+    write_windows(tmp_path / "monitor", [40.0], tasks=["s[0]", "s[1]", "b[0]"])
+    write_windows(tmp_path / "monitor", [50.0])
+    partial = ap.step(62.0)   # a worker's records of the window at 40 never came
+    assert partial.decision == "keep" and "partial window at t=40: 3 of 4 tasks reported" in partial.reason
     write_windows(tmp_path / "monitor", [60.0], tasks=["s[0]", "s[1]", "b[0]", "b[1]", "c[0]"])
-    changed = ap.step(70.0)
+    changed = ap.step(72.0)
     assert changed.decision == "keep" and "the topology changed shape: task 'c[0]'" in changed.reason
     assert not (tmp_path / "plans").exists()
     assert len((tmp_path / "autopilot.jsonl").read_text().splitlines()) == 3
 
 
+def test_a_line_still_being_written_is_left_for_the_next_period(tmp_path):
+    write_windows(tmp_path / "monitor", [0.0, 10.0, 20.0])
+    with open(tmp_path / "monitor" / "load-job-6700-1.jsonl", "a") as fh:
+        fh.write('{"window_start": 30.0, "window_seconds": 10.0, "ta')
+    assert pilot(tmp_path, policy=Greedy()).step(32.0).decision == "apply"
+
+
+def test_a_window_that_just_ended_waits_for_the_next_period(tmp_path):
+    write_windows(tmp_path / "monitor", [0.0, 10.0, 20.0])
+    # at 30.5 the window at 20 ended half a second ago: some worker may not have written it yet
+    assert pilot(tmp_path).step(30.5).windows == (0.0, 10.0)
+
+
 def test_a_log_that_is_not_decision_records_is_refused(tmp_path):
-    (tmp_path / "autopilot.jsonl").write_text("garbage\n")
+    (tmp_path / "autopilot.jsonl").write_text("garbage\n{}\n")
     with pytest.raises(ValueError, match="line 1: not a decision record"):
         pilot(tmp_path)
 
@@ -98,7 +129,7 @@ def test_the_command_runs_periods_and_prints_one_line_each(cli, tmp_path):
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(cluster_to_dict(CLUSTER)))
     (tmp_path / "packed.json").write_text(json.dumps(PACKED.to_mapping(TOPO.task_labels, CLUSTER)))
     now = time.time()
-    write_windows(tmp_path / "monitor", [now - 30, now - 20])
+    write_windows(tmp_path / "monitor", [now - 40, now - 30])
     code, out, err = cli(["autopilot", tmp_path / "t.yaml", tmp_path / "c.yaml", "--monitor", tmp_path / "monitor",
                           "--plan-dir", tmp_path / "plans", "--current", tmp_path / "packed.json", "--policy", "greedy",
                           "--periods", "1", "--period", "0.1", "--time-limit", "0.5"])
