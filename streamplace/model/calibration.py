@@ -222,7 +222,7 @@ class CalibratedModel:
         if not self.covers(problem):
             raise ValueError(f"the calibration run is of {mine.topology.name} on {mine.cluster.name}, not of "
                              f"{problem.topology.name} on {problem.cluster.name} (same tasks and nodes needed)")
-        pred = self.predict(placement)
+        pred = self.predict(placement, latency=True)
         flow = pred.bound == "flow control"
         return {"throughput": pred.throughput, "bottleneck": "flow control" if flow else pred.cpu.bottleneck,
                 "latency_ms": pred.round_trip_ms if pred.round_trip_ms is not None else pred.cpu.latency_ms}
@@ -249,12 +249,13 @@ class CalibratedModel:
         scale = pred.throughput / float(pred.cpu.in_rate.sum()) if pred.cpu.in_rate.sum() > 0 else pred.cpu.max_scale
         return dataclasses.replace(pred.cpu, throughput=pred.throughput, max_scale=scale)
 
-    def cpu_bound(self, placement: Placement) -> Performance:
-        return predict(self.problem, placement, self.base)
+    def cpu_bound(self, placement: Placement, latency: bool = False) -> Performance:
+        return predict(self.problem, placement, self.base, latency=latency)
 
-    def predict(self, placement: Placement) -> Prediction:
+    def predict(self, placement: Placement, latency: bool = False) -> Prediction:
+        """The calibrated prediction; ``latency``: with the CPU model's latency in ``cpu``."""
         topo = self.problem.topology
-        perf = self.cpu_bound(placement)
+        perf = self.cpu_bound(placement, latency)
         sources = topo.source_task_mask
         unit_sources = float(perf.in_rate[sources].sum())
         unit_bolts = float(perf.in_rate[~sources].sum())

@@ -43,6 +43,7 @@ the topology (routing needs the grouping), so a measured ``problem.graph`` is no
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields
 from functools import partial
 from types import MappingProxyType
@@ -141,8 +142,9 @@ class CostModel:
         return predict(problem, placement, self).summary()
 
     def performance(self, problem: Problem, placement: Placement) -> "Performance":
-        """:func:`predict` under these constants (:class:`Predictor`)."""
-        return predict(problem, placement, self)
+        """:func:`predict` under these constants, without the latency (:class:`Predictor`: what a
+        search reads)."""
+        return predict(problem, placement, self, latency=False)
 
     def covers(self, problem: Problem) -> bool:
         """Every job: the constants are not tied to one (:class:`Predictor`)."""
@@ -423,11 +425,13 @@ def path_latency(topology: Topology, flows: list, hop_latency: list[np.ndarray])
 
 
 def predict(problem: Problem, placement: Placement, model: CostModel = CostModel(), *,
-            offered_scale: float | None = None) -> Performance:
+            offered_scale: float | None = None, latency: bool = True) -> Performance:
     """Throughput, bottleneck and latency of ``placement`` under ``model`` (see module doc).
 
     ``offered_scale`` sets the load the latency refers to (default ``model.latency_load x
     max_scale``); capacity overloads in load units do not matter here, only CPU and NIC.
+    ``latency=False`` leaves the latency out (NaN): a search that reads throughput only saves
+    the per-hop sojourns (most of a prediction's time on a job of a thousand tasks).
     """
     topo, cluster = problem.topology, problem.cluster
     errors = placement.structural_errors(topo.n_tasks, cluster)
@@ -455,6 +459,10 @@ def predict(problem: Problem, placement: Placement, model: CostModel = CostModel
     throughput = max_scale * total if total > 0 else 0.0
     if offered_scale is None:
         offered_scale = model.latency_load * max_scale if np.isfinite(max_scale) else 1.0
+    if not latency:
+        return Performance(throughput=float(throughput), max_scale=float(max_scale), bottleneck=bottleneck,
+                           latency_ms=math.nan, latency_scale=float(offered_scale), in_rate=in_rate, cpu_demand=cpu,
+                           cpu_capacity=cpu_capacity, nic_in=nic_in, nic_out=nic_out, nic_capacity=bandwidth)
     rho_cpu = _ratio(cpu, cpu_capacity, offered_scale)
     rho_in = _ratio(nic_in, bandwidth, offered_scale)
     service = task_cpu / speed[node]
