@@ -5,10 +5,13 @@ The bundled :class:`~streamplace.model.performance.CostModel` was fitted at one 
 predicted from a run of its own, under any one placement (typically Storm's even, which is what a
 running job has), at its own operating point (:class:`~.operating_point.OperatingPoint`):
 
-1. **Costs from the run.** Each operator's CPU seconds per tuple is the CPU its tasks' executor
-   threads used over the tuples they executed (less the engine's per-tuple cost,
-   ``CostModel.task_cpu_per_tuple``, which :func:`~.performance.predict` adds back); each
-   non-source operator's selectivity is what it sent over its streams per tuple it executed.
+1. **Costs from the run.** An operator whose spec declares no ``cpu_per_tuple`` gets the CPU its
+   tasks' executor threads used over the tuples they executed (less the engine's per-tuple
+   cost, ``CostModel.task_cpu_per_tuple``, which :func:`~.performance.predict` adds back); a
+   declared cost is kept (an executor thread's CPU also holds its idle waits, which a parking or
+   spinning wait strategy makes large: on the campaign's runs the declared costs predicted
+   better, benchmarks/results/HISTORY.md). Each non-source operator's selectivity is what it
+   sent over its streams per tuple it executed.
 2. **CPU bound.** :func:`~.performance.predict` on the calibrated topology (on a testbed: its
    cluster scaled to the testbed's CPU budget) gives the throughput back-pressure allows. Its
    fixed costs (per worker, executor, node and connection) are scaled by what the run's nodes
@@ -138,7 +141,8 @@ def calibrated_topology(topology: Topology, run: MeasuredRun, model: CostModel) 
     for op in topology.operators:
         changes = {}
         if executed.get(op.name, 0.0) > 0:
-            changes["cpu_per_tuple"] = max(0.0, cpu[op.name] / executed[op.name] - model.task_cpu_per_tuple)
+            if op.cpu_per_tuple is None:   # a declared cost is the user's knowledge; an undeclared one is measured
+                changes["cpu_per_tuple"] = max(0.0, cpu[op.name] / executed[op.name] - model.task_cpu_per_tuple)
             if op.role != "source" and topology.downstream(op.name):
                 out_streams = len(topology.downstream(op.name))
                 # selectivity is per output stream in the spec: tuples sent per stream per tuple executed

@@ -170,3 +170,12 @@ def test_fixed_costs_are_scaled_to_the_cpu_the_runs_nodes_used():
     with_cpu = dataclasses.replace(measured, node_cores={"n0": work + 3 * fixed, "n1": 0.0})
     assert fixed_cpu_factor(problem, with_cpu, model) == pytest.approx(3.0)
     assert fixed_cpu_factor(problem, measured, model) == 1.0   # no node CPU measured
+
+
+def test_a_declared_cpu_cost_is_kept_and_an_undeclared_one_measured():
+    topo = Topology.build("t", [Operator("s", 2, role="source", source_rate=10.0, cpu_per_tuple=5e-5),
+                                Operator("b", 2, role="sink")], [Stream("s", "b")])
+    model = CostModel()
+    s, b = calibrated_topology(topo, run(ACKING), model).operators
+    assert s.cpu_per_tuple == 5e-5
+    assert b.cpu_per_tuple == pytest.approx(0.04 / 1000 - model.task_cpu_per_tuple)

@@ -197,12 +197,16 @@ def test_a_source_emits_selectivity_tuples_per_record_it_reads(storm_ready, tmp_
     spouts = load[load["task"].str.startswith("src[")]
     # CPU per emitted tuple: two records' worth
     assert spouts["cpu_seconds"].sum() / spouts["executed"].sum() >= 0.8 * 2 * 2e-4
-    # the run directory calibrates the model: the source's measured CPU per emitted tuple, and no
-    # capacity factor, since the sources emitted what they asked (neither bound showed)
+    # the run directory calibrates the model: the source keeps its declared cost, the sink (none
+    # declared) gets its measured one; no capacity factor, since the sources emitted what they
+    # asked (neither bound showed)
     import streamplace as sp
     model = sp.calibrate(p, tmp_path / "run")
-    src = model.problem.topology.operators[0]
-    assert src.cpu_per_tuple >= 0.8 * 2 * 2e-4 - sp.CostModel().task_cpu_per_tuple
+    src, out = model.problem.topology.operators
+    sinks = load[load["task"].str.startswith("out[")]
+    assert src.cpu_per_tuple == 2e-4
+    assert out.cpu_per_tuple == pytest.approx(max(0.0, sinks["cpu_seconds"].sum() / sinks["executed"].sum()
+                                                  - sp.CostModel().task_cpu_per_tuple), rel=0.05)
     assert model.capacity_factor == 1.0 and model.round_trip_residual_s == 0.0 and "only the costs" in model.describe()
     assert model.summary(p, placement)["throughput"] > 0
 
