@@ -73,7 +73,7 @@ SCHEDULERS = (
 #: workers as streamplace's ``even`` placement uses (what ``topology.workers`` would say).
 NIMBUS_PLACED = ("storm-even",)
 QUICK_WORKLOADS = ("linear-io", "diamond-cpu", "smart-home@2high+4low")
-#: The testbed's operating point beyond ``STORM_CONF``, recorded with every run
+#: The testbed's operating point beyond its Storm settings (:data:`~streamplace.model.operating_point.CAMPAIGN_CONF`), recorded with every run
 #: (``testbed_version``; runs without it are version 1). Version 2 (2026-11-26): class-data-
 #: sharing archives for workers and daemons, daemons on C1 only, Nimbus' metrics store out of the
 #: build directory. Not shown to measure the same as version 1 (one campaign of trending-topics
