@@ -38,7 +38,7 @@ import numpy as np
 from ..evaluate.scheduled import reschedule, schedule
 from ..files import atomic_write_text, dumps_json, parse_document, quote
 from ..model import Placement, Problem
-from ..model.calibration import MeasuredRun, calibrate, offered_spout_rate
+from ..model.calibration import MeasuredRun, calibrate, offered_spout_rate, rate_maps
 from ..model.graph import TaskGraph
 from ..model.operating_point import OperatingPoint
 from ..model.specs import placement_from_dict
@@ -194,8 +194,7 @@ class Autopilot:
             return self._keep(now, windows, "no tuple executed in the horizon")
         rates = records.rates(load, traffic, topo, seconds)
         run = MeasuredRun(s.point, self.current, bolts, spouts,
-                          {k: (v["executed_per_s"], v["cpu_cores"]) for k, v in rates["tasks"].items()},
-                          {tuple(k.split(">", 1)): v["tuples_per_s"] for k, v in rates["streams"].items()},
+                          *rate_maps(rates),
                           cpu_budget=s.point.cpu_budget,
                           offered_source_rate=None if s.point.name != "measured" else offered_spout_rate(topo))
         model = calibrate(problem, run)

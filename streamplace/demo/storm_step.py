@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from collections.abc import Sequence
 
-from ..model.calibration import CalibratedModel, MeasuredRun, calibrate, offered_spout_rate
+from ..model.calibration import CalibratedModel, MeasuredRun, calibrate, offered_spout_rate, rate_maps
 from ..model.operating_point import OPERATING_POINTS, OperatingPoint
 from ..model.performance import CostModel
 from ..model import Problem
@@ -129,8 +129,7 @@ def run_storm_step(records: Sequence[ResultRecord], out_dir: Path, problem_from_
     baseline = run(default, even)
     calibrated = calibrate(problem, MeasuredRun(
         point, even, baseline["bolt_throughput"], baseline["source_rate"],
-        {label: (t["executed_per_s"], t["cpu_cores"]) for label, t in baseline["tasks"].items()},
-        {tuple(pair.split(">", 1)): s["tuples_per_s"] for pair, s in baseline["streams"].items()},
+        *rate_maps(baseline),
         baseline["latency_ms"].get("mean"), bed.budget() if mode == "cluster" else None,
         None if mode == "cluster" else offered_spout_rate(problem.topology),
         {node: float(cpu["cores"]) for node, cpu in baseline.get("node_cpu", {}).items()}), model)

@@ -357,6 +357,14 @@ def with_fixed_costs(model: CostModel, factor: float) -> CostModel:
                                executor_cpu=model.executor_cpu * factor, connection_cpu=model.connection_cpu * factor)
 
 
+def rate_maps(rates: Mapping) -> tuple[dict, dict]:
+    """(``tasks``, ``streams``) of :class:`MeasuredRun` from the JSON form a run records
+    (:func:`streamplace.storm.records.rates`: ``tasks`` by label, ``streams`` by ``"<from>><to>"``)."""
+    tasks = {label: (float(t["executed_per_s"]), float(t["cpu_cores"])) for label, t in rates["tasks"].items()}
+    streams = {tuple(pair.split(">", 1)): float(s["tuples_per_s"]) for pair, s in rates["streams"].items()}
+    return tasks, streams
+
+
 def run_from_record(record: Mapping, problem: Problem) -> MeasuredRun:
     """The :class:`MeasuredRun` of a campaign run record (:mod:`streamplace.campaign.testbed`)
     of ``problem``, or of the mean of several records of one placement (``records_mean``)."""
@@ -364,8 +372,7 @@ def run_from_record(record: Mapping, problem: Problem) -> MeasuredRun:
     point = OperatingPoint.from_document(record["operating_point"])
     placement = placement_from_dict({"placement": record["placement"]}, problem.topology, problem.cluster,
                                     f"{record.get('job', 'run')}.placement")
-    tasks = {label: (float(t["executed_per_s"]), float(t["cpu_cores"])) for label, t in record["tasks"].items()}
-    streams = {tuple(pair.split(">", 1)): float(s["tuples_per_s"]) for pair, s in record["streams"].items()}
+    tasks, streams = rate_maps(record)
     offered = None if point.source_rate is None else point.source_rate * int(problem.topology.source_task_mask.sum())
     node_cores = {node: float(cpu["cores"]) for node, cpu in (record.get("node_cpu") or {}).items()}
     return MeasuredRun(point, placement, float(record["bolt_throughput"]), float(record["source_rate"]), tasks, streams,

@@ -26,7 +26,7 @@ import pandas as pd
 
 from ..files import check_total_size, quote, read_document
 from ..model import Problem
-from ..model.calibration import MeasuredRun, offered_spout_rate
+from ..model.calibration import MeasuredRun, offered_spout_rate, rate_maps
 from ..model.operating_point import OperatingPoint
 from ..model.specs import SpecError, placement_from_dict
 from . import records
@@ -118,8 +118,7 @@ def read_run(path: str | os.PathLike, problem: Problem) -> MeasuredRun:
         offered = None if rate is None else float(rate) * int(topo.source_task_mask.sum())
     else:
         offered = offered_spout_rate(topo)
-    tasks = {label: (t["executed_per_s"], t["cpu_cores"]) for label, t in rates["tasks"].items()}
-    streams = {tuple(pair.split(">", 1)): s["tuples_per_s"] for pair, s in rates["streams"].items()}
+    tasks, streams = rate_maps(rates)
     latency = (doc.get("latency_ms") or {}).get("mean") if isinstance(doc.get("latency_ms"), dict) else None
     node_cores = {node: float(cpu["cores"]) for node, cpu in (doc.get("measured_node_cpu") or {}).items()
                   if isinstance(cpu, dict) and isinstance(cpu.get("cores"), (int, float)) and not isinstance(cpu["cores"], bool)}
