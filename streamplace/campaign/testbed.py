@@ -127,7 +127,7 @@ def point_job(name: str, topology: Topology, placement: Placement | None, durati
     asking for the point's source rate (:data:`SATURATED_RATE` when saturated), the point's Storm
     settings, the traffic monitor on. ``placement`` None: no plan, Nimbus places the job on
     ``workers`` workers (Storm's EvenScheduler)."""
-    topo = Topology.build(name, point.sources(topology).operators, topology.streams)
+    topo = dataclasses.replace(point.sources(topology), name=name)
     return Job(name, topo, placement, workers_of(placement) if placement is not None else int(workers or 1),
                monitor=True, duration_s=duration_s, conf=point.conf())
 

@@ -124,7 +124,9 @@ class Prediction:
 
 def calibrated_topology(topology: Topology, run: MeasuredRun, model: CostModel) -> Topology:
     """``topology`` with each operator's CPU per tuple and (non-sources) selectivity as ``run``
-    measured them; operators whose tasks executed nothing keep theirs."""
+    measured them, and the shares of each fields stream that is its receiver's only input as the
+    receiver's tasks executed them (the keys' real skew and Storm's own hashing of them);
+    operators whose tasks executed nothing keep theirs."""
     executed: dict[str, float] = {}
     cpu: dict[str, float] = {}
     for label, (rate, cores) in run.tasks.items():
@@ -148,7 +150,14 @@ def calibrated_topology(topology: Topology, run: MeasuredRun, model: CostModel) 
                 # selectivity is per output stream in the spec: tuples sent per stream per tuple executed
                 changes["selectivity"] = sent.get(op.name, 0.0) / executed[op.name] / out_streams
         ops.append(dataclasses.replace(op, **changes) if changes else op)
-    return Topology.build(topology.name, ops, topology.streams)
+    streams = []
+    for st in topology.streams:
+        executed_by = [run.tasks.get(label, (0.0, 0.0))[0] for label in
+                       topology.task_labels[topology.tasks_of(st.dst).start:topology.tasks_of(st.dst).stop]]
+        if st.grouping == "fields" and len(topology.upstream(st.dst)) == 1 and sum(executed_by) > 0:
+            st = dataclasses.replace(st, shares=tuple(r / sum(executed_by) for r in executed_by))
+        streams.append(st)
+    return Topology.build(topology.name, ops, streams)
 
 
 def testbed_cluster(cluster: Cluster, cpu_budget: float | None, bandwidth_scaled: bool = False) -> Cluster:

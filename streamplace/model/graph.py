@@ -35,8 +35,11 @@ def key_shares(stream: Stream, parallelism: int) -> np.ndarray:
 
     ``uniform`` gives exactly ``1/p`` each (the analytic idealisation of many keys); ``zipf``
     ranks ``num_keys`` integer keys with weight ``1/rank^s`` and routes key k to task
-    ``splitmix64(k) mod p``, the stable hash also used when replaying data.
+    ``splitmix64(k) mod p``, the stable hash also used when replaying data. A stream's measured
+    ``shares`` (calibration) replace both.
     """
+    if stream.grouping == "fields" and stream.shares is not None:
+        return np.asarray(stream.shares, dtype=float)
     if stream.grouping != "fields" or stream.key_distribution == "uniform":
         return np.full(parallelism, 1.0 / parallelism)
     keys = np.arange(stream.num_keys)

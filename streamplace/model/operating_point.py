@@ -129,12 +129,12 @@ class OperatingPoint:
 
     def sources(self, topology: "Topology") -> "Topology":
         """``topology`` with every spout task asking for this point's source rate
-        (:data:`SATURATED_RATE` when saturated)."""
+        (:data:`SATURATED_RATE` when saturated) from the start; its phases as declared."""
         from .topology import Topology
         rate = self.source_rate if self.source_rate is not None else SATURATED_RATE
         ops = [dataclasses.replace(op, source_rate=rate * op.parallelism) if op.role == "source" else op
                for op in topology.operators]
-        return Topology.build(topology.name, ops, topology.streams)
+        return Topology.build(topology.name, ops, topology.streams, topology.phases)
 
     def document(self) -> dict:
         """The JSON form every run record carries."""

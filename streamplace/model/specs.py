@@ -18,7 +18,7 @@ from typing import Any, Callable
 from ..files import SpecError, atomic_write_bytes, atomic_write_text, quote, read_document, write_document
 from .cluster import DEFAULT_SLOTS, Cluster, ClusterError, Node, check_cluster_size
 from .placement import Placement, PlacementError
-from .topology import Operator, Stream, Topology, TopologyError
+from .topology import PHASE_OPERATOR_FIELDS, PHASE_STREAM_FIELDS, Operator, Phase, Stream, Topology, TopologyError
 
 MAX_TASKS = 10_000_000
 MAX_NODES = 1_000_000
@@ -84,6 +84,13 @@ NODE_FIELDS: dict[str, Check] = {
     "name": _string, "capacity": _number, "slots": _integer, "machine_type": _string,
     "cores": _number, "cpu_percent": _number, "memory_mb": _number, "bandwidth": _number, "rack": _string,
 }
+PHASE_FIELDS: dict[str, Check] = {"at": _number, "operators": lambda v, where, fail: v, "streams": lambda v, where, fail: v}
+#: a phase's operator and stream entries: the key fields, then what a phase may change (a phase's
+#: ``cpu_per_tuple`` is one number: a running task does not look up its machine type again)
+PHASE_OPERATOR_SCHEMA: dict[str, Check] = {"name": _operator_name,
+                                           **{k: _number for k in PHASE_OPERATOR_FIELDS}}
+PHASE_STREAM_SCHEMA: dict[str, Check] = {"from": _string, "to": _string,
+                                         **{k: STREAM_FIELDS[k] for k in PHASE_STREAM_FIELDS}}
 GROUP_FIELDS: dict[str, Check] = {**{k: v for k, v in NODE_FIELDS.items() if k != "name"}, "count": _integer, "prefix": _string}
 
 
@@ -139,7 +146,7 @@ def _named_mapping(doc: Any, path, kind: str, keys: tuple[str, ...], fail) -> st
 # ---------------------------------------------------------------------- topology
 def topology_from_dict(doc: Any, path: str | os.PathLike = "<topology>") -> Topology:
     fail = _failer(path)
-    name = _named_mapping(doc, path, "topology", ("name", "operators", "streams"), fail)
+    name = _named_mapping(doc, path, "topology", ("name", "operators", "streams", "phases"), fail)
     ops = [_cores_from_percent(_record(o, f"operators[{i}]", OPERATOR_FIELDS, ("name", "parallelism"), fail),
                                f"operators[{i}]", "cpu_demand", fail) for i, o in enumerate(_list(doc, "operators", fail))]
     total = sum(o["parallelism"] for o in ops if o["parallelism"] > 0)
@@ -153,10 +160,42 @@ def topology_from_dict(doc: Any, path: str | os.PathLike = "<topology>") -> Topo
         rec = _record(s, f"streams[{i}]", STREAM_FIELDS, ("from", "to"), fail)
         rec["src"], rec["dst"] = rec.pop("from"), rec.pop("to")
         streams.append(Stream(**rec))
+    phases = _phases(doc.get("phases"), fail)
     try:
-        return Topology.build(name, [Operator(**o) for o in ops], streams)
+        return Topology.build(name, [Operator(**o) for o in ops], streams, phases)
     except TopologyError as exc:
         raise SpecError(path, exc.field_path, exc.problem) from None
+
+
+def _phases(raw: Any, fail) -> list[Phase]:
+    """``phases: [{at, operators: [{name, FIELD: VALUE...}], streams: [{from, to, FIELD: VALUE...}]}]``."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        fail("phases", f"must be a list, got {type(raw).__name__}")
+    out = []
+    for k, item in enumerate(raw):
+        where = f"phases[{k}]"
+        rec = _record(item, where, PHASE_FIELDS, ("at",), fail)
+        entries = {}
+        for part, schema, key in (("operators", PHASE_OPERATOR_SCHEMA, ("name",)),
+                                  ("streams", PHASE_STREAM_SCHEMA, ("from", "to"))):
+            value = rec.get(part) or []
+            if not isinstance(value, list):
+                fail(f"{where}.{part}", f"must be a list, got {type(value).__name__}")
+            changes = {}
+            for i, entry in enumerate(value):
+                fields = _record(entry, f"{where}.{part}[{i}]", schema, key, fail)
+                name = tuple(fields.pop(k) for k in key)
+                name = name[0] if len(name) == 1 else name
+                if name in changes:
+                    fail(f"{where}.{part}[{i}]", f"{quote(name)} is named twice in this phase")
+                if not fields:
+                    fail(f"{where}.{part}[{i}]", "changes nothing (give a field to change)")
+                changes[name] = fields
+            entries[part] = changes
+        out.append(Phase(rec["at"], entries["operators"], entries["streams"]))
+    return out
 
 
 def topology_to_dict(topo: Topology) -> dict:
@@ -169,6 +208,11 @@ def topology_to_dict(topo: Topology) -> dict:
         rec.update({k: getattr(s, k) for k in defaults_st if k not in ("src", "dst", "grouping") and getattr(s, k) != defaults_st[k]})
         streams.append(rec)
     doc = {"name": topo.name, "operators": ops, "streams": streams}
+    if topo.phases:
+        doc["phases"] = [{"at": ph.at,
+                          "operators": [{"name": name, **changes} for name, changes in ph.operators.items()],
+                          "streams": [{"from": src, "to": dst, **changes} for (src, dst), changes in ph.streams.items()]}
+                         for ph in topo.phases]
     topology_from_dict(doc, f"topology {topo.name[:60]!r} as written")   # what streamplace writes, it can read
     return doc
 

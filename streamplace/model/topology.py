@@ -8,8 +8,10 @@ grouping that decides which downstream task receives each tuple.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -28,6 +30,13 @@ KEY_BYTES = 40  # per key of a zipf fields stream: key, probability, hash and ta
 
 class TopologyError(FieldError):
     """A topology that violates a structural rule; ``field`` names the offending path."""
+
+
+def _phase_fields(changes: Mapping[str, Any], allowed: tuple[str, ...], where: str) -> None:
+    for key in changes:
+        if key not in allowed:
+            raise TopologyError(f"{where}.{key}", f"a phase cannot change this field (it can change "
+                                                 f"{', '.join(allowed)})")
 
 
 @dataclass(frozen=True)
@@ -60,7 +69,9 @@ class Stream:
     micro-benchmarks use 1); without it rates follow the flow (docs/definitions.md).
     For ``fields`` grouping the key distribution decides the shares: ``uniform`` (exact
     equal shares) or ``zipf`` with exponent ``zipf_s`` over ``num_keys`` keys hashed stably
-    to downstream tasks.
+    to downstream tasks. ``shares``, when set, is the fraction each downstream task was measured to
+    receive, and replaces the key distribution's (calibration sets it from a run; it is not a spec
+    field: Storm routes by key, so a spec states keys).
     """
 
     src: str
@@ -71,21 +82,70 @@ class Stream:
     key_distribution: str = "uniform"
     zipf_s: float = 1.0
     num_keys: int = 1000
+    shares: tuple[float, ...] | None = None
+
+
+#: the fields a phase may change: what a running spec topology can switch without redeploying
+#: (a task's output fields and the grouping stay as submitted)
+PHASE_OPERATOR_FIELDS = ("source_rate", "selectivity", "cpu_per_tuple", "tuple_bytes")
+PHASE_STREAM_FIELDS = ("key_distribution", "zipf_s", "num_keys")
+
+
+@dataclass(frozen=True)
+class Phase:
+    """From ``at`` seconds after the topology's submission on, the named operators and streams
+    take the given field values (changes accumulate over the phases before it).
+
+    ``operators`` maps an operator name to its changed fields; ``streams`` maps a
+    ``(from, to)`` pair to its changed fields (copied on construction; treat them as read-only).
+    """
+
+    at: float
+    operators: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    streams: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
+
+    def __post_init__(self):
+        object.__setattr__(self, "operators", {k: dict(v) for k, v in self.operators.items()})
+        object.__setattr__(self, "streams", {tuple(k): dict(v) for k, v in self.streams.items()})
 
 
 @dataclass(frozen=True)
 class Topology:
-    """A validated operator DAG. Construct through :meth:`build` to get validation."""
+    """A validated operator DAG. Construct through :meth:`build` to get validation.
+
+    ``phases`` change some fields while the job runs (:class:`Phase`); the operators and streams
+    are the first phase, which is what the model and the schedulers read. :meth:`at` is the
+    topology of a later moment.
+    """
 
     name: str
     operators: tuple[Operator, ...]
     streams: tuple[Stream, ...] = field(default_factory=tuple)
+    phases: tuple[Phase, ...] = field(default_factory=tuple)
 
     @classmethod
-    def build(cls, name: str, operators, streams=()) -> "Topology":
-        topo = cls(name=name, operators=tuple(operators), streams=tuple(streams))
+    def build(cls, name: str, operators, streams=(), phases=()) -> "Topology":
+        topo = cls(name=name, operators=tuple(operators), streams=tuple(streams), phases=tuple(phases))
         topo.validate()
         return topo
+
+    def at(self, seconds: float) -> "Topology":
+        """The topology as it runs ``seconds`` after submission: every phase that has begun
+        applied, in order, and no phases left."""
+        ops = {op.name: op for op in self.operators}
+        streams = {(st.src, st.dst): st for st in self.streams}
+        for phase in self.phases:
+            if phase.at > seconds:
+                break
+            for name, changes in phase.operators.items():
+                ops[name] = dataclasses.replace(ops[name], **changes)
+            for pair, changes in phase.streams.items():
+                streams[pair] = dataclasses.replace(streams[pair], **changes)
+        return Topology.build(self.name, ops.values(), streams.values())
+
+    def without_phases(self) -> "Topology":
+        """The first phase alone."""
+        return dataclasses.replace(self, phases=()) if self.phases else self
 
     # ------------------------------------------------------------------ validation
     def validate(self) -> None:
@@ -125,6 +185,12 @@ class Topology:
             if s.num_keys > MAX_KEYS:
                 raise TopologyError(f"{where}.num_keys", f"must be at most {MAX_KEYS:,} (zipf shares no longer change "
                                                          f"by then), got {s.num_keys:,}")
+            if s.shares is not None:
+                n_dst = self.operators[seen[s.dst]].parallelism
+                if s.grouping != "fields" or len(s.shares) != n_dst or not all(np.isfinite(s.shares)) \
+                        or min(s.shares) < 0 or abs(sum(s.shares) - 1) > 1e-6:
+                    raise TopologyError(f"{where}.shares", f"must be {n_dst} fractions >= 0 summing to 1, one per "
+                                                           f"task of {quote(s.dst)}, on a fields stream")
             if s.grouping == "fields" and s.key_distribution != "uniform":
                 need, limit = KEY_BYTES * s.num_keys, memory_limit()
                 if need > limit:
@@ -133,6 +199,31 @@ class Topology:
         cycle = self._find_cycle()
         if cycle:
             raise TopologyError("streams", "cycle " + " -> ".join(cycle) + " (a topology must be a DAG)")
+        self._validate_phases(seen, pairs)
+
+    def _validate_phases(self, names: dict[str, int], pairs: set) -> None:
+        """Each phase starts after the one before (and after 0), names operators and streams the
+        topology has and fields a phase may change, and leaves a valid topology."""
+        previous = 0.0
+        for k, phase in enumerate(self.phases):
+            where = f"phases[{k}]"
+            if not (np.isfinite(phase.at) and phase.at > previous):
+                raise TopologyError(f"{where}.at", f"must be a number of seconds > {previous:g} (phases start in "
+                                                   f"order, after submission), got {phase.at}")
+            previous = phase.at
+            for name, changes in phase.operators.items():
+                if name not in names:
+                    raise TopologyError(f"{where}.operators", f"unknown operator {quote(name)}")
+                _phase_fields(changes, PHASE_OPERATOR_FIELDS, f"{where}.operators[{quote(name)}]")
+            for (src, dst), changes in phase.streams.items():
+                if (src, dst) not in pairs:
+                    raise TopologyError(f"{where}.streams", f"no stream {quote(src)} -> {quote(dst)}")
+                _phase_fields(changes, PHASE_STREAM_FIELDS, f"{where}.streams[{quote(src)} -> {quote(dst)}]")
+        for k, phase in enumerate(self.phases):
+            try:
+                self.at(phase.at)
+            except TopologyError as exc:
+                raise TopologyError(f"phases[{k}]", f"leaves {exc.field_path}: {exc.problem}") from None
 
     def _find_cycle(self) -> list[str] | None:
         children: dict[str, list[str]] = {op.name: [] for op in self.operators}

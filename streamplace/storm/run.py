@@ -407,9 +407,12 @@ class Beside:
 def _measure(problem, placement, out_dir, settings, workers, fmt, source, on_event, stage, work, started, beside) -> dict:
     name = problem.topology.name
     started_beside = []
+    submitted = {}
 
     def events(event: dict) -> None:
         kind = event.get("event")
+        if kind == "submitted" and isinstance(event.get("t"), (int, float)):
+            submitted["submitted_at"] = float(event["t"])
         if beside is not None and kind == "running" and not started_beside:
             shutil.copyfile(work / "plans" / f"{name}.json", stage / "plan.json")   # the plan the job starts with
             beside.start(stage / "monitor", work / "plans", stage)
@@ -426,7 +429,7 @@ def _measure(problem, placement, out_dir, settings, workers, fmt, source, on_eve
         if placement is not None and not (stage / "plan.json").exists():
             shutil.copyfile(work / "plans" / f"{name}.json", stage / "plan.json")
         run = summarise(problem, placement, result, stage, settings, fmt)
-        run.update({"source": source or {}, "wall_s": round(time.monotonic() - started, 2)})
+        run.update({"source": source or {}, "wall_s": round(time.monotonic() - started, 2), **submitted})
         if beside is not None:
             run.update(beside.summary(run))
         atomic_write_text(stage / "run.json", json.dumps(run, indent=2) + "\n")

@@ -9,6 +9,7 @@ import pytest
 from streamplace.model import Cluster, Node, Operator, Placement, Problem, Stream, Topology
 from streamplace.model.calibration import (PARK_S, SLEEP_OVERSHOOT_S, TRANSFER_WAIT_S, MeasuredRun, calibrate,
                                            calibrated_topology, mean_run, pending_time)
+from streamplace.model.graph import key_shares
 from streamplace.model.operating_point import CAMPAIGN_CONF, OPERATING_POINTS, OperatingPoint
 from streamplace.model.performance import CostModel, predict
 
@@ -179,3 +180,21 @@ def test_a_declared_cpu_cost_is_kept_and_an_undeclared_one_measured():
     s, b = calibrated_topology(topo, run(ACKING), model).operators
     assert s.cpu_per_tuple == 5e-5
     assert b.cpu_per_tuple == pytest.approx(0.04 / 1000 - model.task_cpu_per_tuple)
+
+
+def test_a_fields_streams_shares_are_what_its_receivers_tasks_executed():
+    """s -> k by fields, k's only input: k's three tasks executed 600, 300 and 100 tuples/s, so the
+    calibrated stream sends them 0.6, 0.3 and 0.1 whatever the declared keys give; a stream into an
+    operator with two inputs keeps its declared distribution."""
+    topo = Topology.build("t", [Operator("s", 1, role="source"), Operator("k", 3, role="sink", cpu_per_tuple=1e-4),
+                                Operator("r", 1, role="source"), Operator("j", 2, role="sink")],
+                          [Stream("s", "k", "fields", key="w"), Stream("s", "j", "fields", key="w"),
+                           Stream("r", "j", "shuffle")])
+    tasks = {"s[0]": (1000.0, 0.0), "k[0]": (600.0, 0.0), "k[1]": (300.0, 0.0), "k[2]": (100.0, 0.0),
+             "r[0]": (10.0, 0.0), "j[0]": (1000.0, 0.0), "j[1]": (10.0, 0.0)}
+    measured = MeasuredRun(ACKING, Placement(node=np.zeros(7, int), worker=np.zeros(7, int)), 2010.0, 1010.0, tasks,
+                           {("s", "k"): 1000.0, ("s", "j"): 1000.0, ("r", "j"): 10.0})
+    streams = calibrated_topology(topo, measured, CostModel()).streams
+    assert streams[0].shares == pytest.approx((0.6, 0.3, 0.1))
+    assert streams[1].shares is None and streams[2].shares is None
+    assert key_shares(streams[0], 3).tolist() == pytest.approx([0.6, 0.3, 0.1])

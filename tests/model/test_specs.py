@@ -3,6 +3,7 @@ import json
 import pytest
 
 from streamplace.model.specs import (SpecError, cluster_from_dict, cluster_to_dict, load_cluster, load_placement,
+                                     topology_from_dict,
                                      load_topology, topology_to_dict, write_document)
 from streamplace.workloads import microbench
 
@@ -50,3 +51,60 @@ def test_cluster_errors(doc, field, fragment):
         cluster_from_dict(doc, "c.yaml")
     assert err.value.field_path == field and fragment in err.value.problem
     assert str(err.value).startswith("c.yaml: ")
+
+
+SHIFT = {"name": "shift",
+         "operators": [{"name": "spout", "parallelism": 2, "source_rate": 1000, "tuple_bytes": 50},
+                       {"name": "count", "parallelism": 4, "cpu_per_tuple": 1e-4}],
+         "streams": [{"from": "spout", "to": "count", "grouping": "fields", "key": "k"}],
+         "phases": [{"at": 60, "streams": [{"from": "spout", "to": "count", "key_distribution": "zipf", "zipf_s": 1.5}]},
+                    {"at": 120, "operators": [{"name": "spout", "source_rate": 3000},
+                                              {"name": "count", "cpu_per_tuple": 2e-4}]}]}
+
+
+def test_a_topology_at_a_moment_has_every_phase_begun_by_then(tmp_path):
+    topo = topology_from_dict(SHIFT)
+    assert [ph.at for ph in topo.phases] == [60.0, 120.0]
+    first, zipf, busy = topo.at(0), topo.at(60), topo.at(1e6)
+    assert first == topo.without_phases() and first.streams[0].key_distribution == "uniform"
+    assert (zipf.streams[0].key_distribution, zipf.streams[0].zipf_s) == ("zipf", 1.5)
+    assert zipf.operators[0].source_rate == 1000
+    assert busy.streams[0].key_distribution == "zipf"           # an earlier phase's change stays
+    assert (busy.operators[0].source_rate, busy.operators[1].cpu_per_tuple) == (3000, 2e-4)
+    assert busy.operators[0].tuple_bytes == 50 and not busy.phases
+    path = tmp_path / "shift.yaml"
+    write_document(topology_to_dict(topo), path)
+    assert load_topology(path) == topo
+
+
+def _with_phases(phases):
+    return {**SHIFT, "phases": phases}
+
+
+@pytest.mark.parametrize("phases, field, fragment", [
+    ("soon", "phases", "must be a list"),
+    ([{"operators": []}], "phases[0].at", "missing required field"),
+    ([{"at": 0, "operators": [{"name": "spout", "source_rate": 1}]}], "phases[0].at", "> 0"),
+    ([{"at": 60, "operators": [{"name": "spout", "source_rate": 1}]},
+      {"at": 60, "operators": [{"name": "spout", "source_rate": 2}]}], "phases[1].at", "> 60"),
+    ([{"at": 5, "operators": [{"name": "spot", "source_rate": 1}]}], "phases[0].operators", "unknown operator 'spot'"),
+    ([{"at": 5, "operators": [{"name": "spout", "parallelism": 3}]}], "phases[0].operators[0].parallelism",
+     "unknown field"),
+    ([{"at": 5, "operators": [{"name": "spout"}]}], "phases[0].operators[0]", "changes nothing"),
+    ([{"at": 5, "operators": [{"name": "spout", "source_rate": 1}, {"name": "spout", "tuple_bytes": 1}]}],
+     "phases[0].operators[1]", "named twice"),
+    ([{"at": 5, "operators": [{"name": "count", "cpu_per_tuple": {"m1": 1e-4}}]}],
+     "phases[0].operators[0].cpu_per_tuple", "must be a number"),
+    ([{"at": 5, "streams": [{"from": "count", "to": "spout", "zipf_s": 2}]}], "phases[0].streams",
+     "no stream 'count' -> 'spout'"),
+    ([{"at": 5, "streams": [{"from": "spout", "to": "count", "grouping": "all"}]}], "phases[0].streams[0].grouping",
+     "unknown field"),
+    ([{"at": 5, "streams": [{"from": "spout", "to": "count", "key_distribution": "zipff"}]}], "phases[0]",
+     "leaves streams[0].key_distribution: unknown distribution"),
+    ([{"at": 5, "streams": [{"from": "spout", "to": "count", "num_keys": 0}]}], "phases[0]",
+     "leaves streams[0].num_keys: must be >= 1"),
+])
+def test_bad_phases_are_refused_naming_the_field(phases, field, fragment):
+    with pytest.raises(SpecError) as err:
+        topology_from_dict(_with_phases(phases), "t.yaml")
+    assert err.value.field_path == field and fragment in str(err.value)

@@ -51,3 +51,11 @@ def test_validation_names_the_field(ops, streams, field, fragment):
 def test_task_loads_follow_operator_load():
     t = topo([Operator("a", 2, load=1.5), Operator("b", 1, load=3.0)], [Stream("a", "b")])
     assert np.allclose(t.task_loads, [1.5, 1.5, 3.0])
+
+
+@pytest.mark.parametrize("grouping, shares", [("fields", (0.5, 0.6)), ("fields", (1.0,)), ("fields", (1.5, -0.5)),
+                                              ("shuffle", (0.5, 0.5))])
+def test_measured_shares_are_one_fraction_per_receiving_task_of_a_fields_stream(grouping, shares):
+    with pytest.raises(TopologyError) as err:
+        Topology.build("t", [Operator("a", 1), Operator("b", 2)], [Stream("a", "b", grouping, shares=shares)])
+    assert err.value.field_path == "streams[0].shares"

@@ -211,25 +211,40 @@ def test_a_source_emits_selectivity_tuples_per_record_it_reads(storm_ready, tmp_
     assert model.summary(p, placement)["throughput"] > 0
 
 
-def test_the_autopilot_beside_a_run_applies_a_plan_and_storm_runs_it(storm_ready, tmp_path):
-    """A job packed into one worker of one node; the autopilot ([F]'s Greedy: whenever the
-    prediction improves) spreads it, the plugin applies the new plan on Nimbus' next round, and
-    Storm's assignment at the end of the run is that plan."""
+def test_the_autopilot_keeps_a_balanced_job_and_replans_it_after_its_keys_skew(storm_ready, tmp_path):
+    """A two-phase job: one spout sends a fields stream over 8 keys to 4 counters, two counters on
+    each of two nodes. Uniform keys load them evenly, so no move pays and our policy keeps the
+    placement. At t = 20 s (the spec's phase) the keys turn Zipf (s = 1.5): Storm sends key k to
+    counter (31 + k) mod 4, so counter 3 gets 56 % of the tuples and its node 65 %. The
+    autopilot measures that skew from the monitor, applies a plan after the shift, the plugin
+    applies it on Nimbus' next round, and Storm's assignment at the end of the run is that plan."""
     from streamplace.autopilot.loop import BesideRun, Settings
-    from streamplace.autopilot.policy import Greedy
+    from streamplace.autopilot.policy import Hysteresis
     from streamplace.model import Cluster, Node, Operator, Stream, Topology
     from streamplace.model.operating_point import OperatingPoint
     from streamplace.model.placement import Placement
-    topo = Topology.build("pilot", [Operator("s", 2, role="source", source_rate=200.0, cpu_per_tuple=1e-4),
-                                    Operator("b", 2, role="sink", cpu_per_tuple=1e-4)], [Stream("s", "b")])
-    p = Problem.from_topology(topo, Cluster.build("two", [Node(f"h{i}", 4, cores=1, slots=2) for i in range(2)]))
-    packed = Placement(node=np.zeros(4, int), worker=np.zeros(4, int))
-    beside = BesideRun(p, packed, Greedy(), Settings(window_s=2.0, horizon_windows=2, time_limit=0.5,
-                                                      point=OperatingPoint("measured")), period_s=2.0)
-    run = measure(p, packed, tmp_path / "run", RunSettings(duration_s=24, warmup_s=4, window_s=2), beside=beside)
+    from streamplace.model.topology import Phase
+    shift = 20.0
+    topo = Topology.build("shift", [Operator("s", 1, role="source", source_rate=1000.0, cpu_per_tuple=2e-5),
+                                    Operator("k", 4, role="sink", cpu_per_tuple=2e-4)],
+                          [Stream("s", "k", "fields", key="w", num_keys=8)],
+                          [Phase(shift, streams={("s", "k"): {"key_distribution": "zipf", "zipf_s": 1.5}})])
+    p = Problem.from_topology(topo, Cluster.build("three", [Node(f"h{i}", 4, cores=1, slots=2) for i in range(3)]))
+    balanced = Placement(node=np.array([0, 1, 1, 2, 2]), worker=np.zeros(5, int))
+    beside = BesideRun(p, balanced, Hysteresis(min_gain=0.05, confirm=2, cooldown_s=60.0),
+                       Settings(window_s=2.0, horizon_windows=2, time_limit=1.0, point=OperatingPoint("measured")),
+                       period_s=2.0)
+    run = measure(p, balanced, tmp_path / "run", RunSettings(duration_s=40, warmup_s=4, window_s=2), beside=beside)
     log = [json.loads(line) for line in (tmp_path / "run" / "autopilot.jsonl").read_text().splitlines()]
-    assert log and {r["decision"] for r in log} <= {"keep", "apply"}
-    assert len(run["plans"]) >= 1 and run["plans"][-1]["matched"] is True, (log, run["assignment"])
-    assert [r["placement"] for r in log if r["decision"] == "apply"] == [plan["placement"] for plan in run["plans"]]
-    assert len(run["timeline"]) >= 10 and all(w["throughput"] >= 0 for w in run["timeline"])
-    assert json.loads((tmp_path / "run" / "plan.json").read_text())["placement"] == packed.to_mapping(topo.task_labels, p.cluster)
+    shifted = run["submitted_at"] + shift
+    before = [r for r in log if r["t"] < shifted]
+    assert len(before) >= 3 and all(r["decision"] == "keep" for r in before), before
+    applied = [r for r in log if r["decision"] == "apply"]
+    assert len(applied) == 1 and applied[0]["t"] > shifted and min(applied[0]["windows"]) + 2.0 > shifted, log
+    assert run["plans"][-1]["matched"] is True and run["plans"][-1]["placement"] == applied[0]["placement"], \
+        (log, run["assignment"])
+    hot = applied[0]["placement"]["k[3]"]["node"]
+    assert [lab for lab, w in applied[0]["placement"].items() if w["node"] == hot] == ["k[3]"]   # the hot counter alone
+    assert len(run["timeline"]) >= 15 and all(w["throughput"] >= 0 for w in run["timeline"])
+    assert json.loads((tmp_path / "run" / "plan.json").read_text())["placement"] == \
+        balanced.to_mapping(topo.task_labels, p.cluster)

@@ -20,6 +20,8 @@ import org.apache.storm.utils.ObjectReader;
  * The spout and bolt every spec operator becomes. A tuple is (key fields..., payload, emit time):
  * one int key per distinct key of the operator's outgoing fields streams, a {@code tuple_bytes}
  * payload, and the source's emit time, which bolts pass on so sinks see end-to-end latency.
+ * A spec with phases switches each task's rate, costs, payload and key draws at the phase's
+ * moment ({@link PhaseClock}); a task without phases to come never reads the clock.
  */
 public final class SpecComponents {
     /** Topology conf: label -> CPU seconds per tuple, overriding the spec (machine-type tables resolved per task). */
@@ -29,6 +31,9 @@ public final class SpecComponents {
 
     private SpecComponents() {
     }
+
+    /** Topology conf: wall-clock milliseconds of the topology's submission, the origin of its phases' {@code at}. */
+    public static final String PHASE_ORIGIN = "streamplace.phase_origin_ms";
 
     /** What a component keeps of the spec: its operator, output fields and key generators. */
     record Shape(Spec.Operator op, List<String> fields, KeyDrawer[] drawers, boolean sink) implements Serializable {
@@ -41,18 +46,85 @@ public final class SpecComponents {
         }
     }
 
+    /**
+     * A component's shape in each phase of the spec ({@code shapes[0]}: the spec's own fields;
+     * {@code shapes[k]} from {@code atSeconds[k]} after submission on). A phase changes no output
+     * field, so every shape declares the same ones.
+     */
+    record Phased(double[] atSeconds, Shape[] shapes) implements Serializable {
+        static Phased of(Spec spec, String op) {
+            double[] at = new double[spec.phases.size() + 1];
+            Shape[] shapes = new Shape[at.length];
+            shapes[0] = Shape.of(spec, op);
+            for (int k = 1; k < at.length; k++) {
+                at[k] = spec.phases.get(k - 1).at();
+                shapes[k] = Shape.of(spec.phases.get(k - 1).spec(), op);
+            }
+            return new Phased(at, shapes);
+        }
+
+        Shape first() {
+            return shapes[0];
+        }
+    }
+
+    /**
+     * Which phase a task is in by the wall clock: phase k from {@code origin + at[k]} on. The
+     * origin is the topology's submission ({@link #PHASE_ORIGIN}), the same instant for every task
+     * (on one machine exactly; on a cluster up to the nodes' clock skew), else the task's own start.
+     */
+    static final class PhaseClock {
+        private final long[] startMillis;
+        private int current;
+        private long next;
+
+        PhaseClock(double[] atSeconds, long originMillis) {
+            startMillis = new long[atSeconds.length];
+            for (int k = 0; k < atSeconds.length; k++) {
+                startMillis[k] = originMillis + Math.round(atSeconds[k] * 1000);
+            }
+            next = startMillis.length > 1 ? startMillis[1] : Long.MAX_VALUE;
+        }
+
+        static PhaseClock of(Phased phased, Map<String, Object> conf) {
+            Object origin = conf.get(PHASE_ORIGIN);
+            return new PhaseClock(phased.atSeconds(), origin instanceof Number n ? n.longValue() : System.currentTimeMillis());
+        }
+
+        /** The phase at {@code nowMillis} if it is another than at the last call, else -1. */
+        int advance(long nowMillis) {
+            if (nowMillis < next) {
+                return -1;
+            }
+            while (current + 1 < startMillis.length && nowMillis >= startMillis[current + 1]) {
+                current++;
+            }
+            next = current + 1 < startMillis.length ? startMillis[current + 1] : Long.MAX_VALUE;
+            return current;
+        }
+
+        /** Whether a later phase is still to come (a task without one never reads the clock). */
+        boolean pending() {
+            return next != Long.MAX_VALUE;
+        }
+    }
+
     /** Shared per-task state: generators, payload, and how to build an output tuple. */
     private static final class Emitter {
         private final KeyDrawer[] drawers;
         private final SplittableRandom rng;
         private final byte[] payload;   // never written after creation: safe to share between tuples
 
-        Emitter(Shape shape, Map<String, Object> conf, TopologyContext context) {
+        Emitter(Shape shape, SplittableRandom rng) {
             this.drawers = shape.drawers();
-            long seed = ObjectReader.getInt(conf.get(SEED), 0);
-            this.rng = new SplittableRandom(seed * 1_000_003L + context.getThisTaskId());
+            this.rng = rng;
             this.payload = new byte[(int) Math.round(shape.op().tupleBytes())];
             rng.nextBytes(payload);
+        }
+
+        static SplittableRandom random(Map<String, Object> conf, TopologyContext context) {
+            long seed = ObjectReader.getInt(conf.get(SEED), 0);
+            return new SplittableRandom(seed * 1_000_003L + context.getThisTaskId());
         }
 
         Values tuple(long emitMicros) {
@@ -63,6 +135,27 @@ public final class SpecComponents {
             v.add(payload);
             v.add(emitMicros);
             return v;
+        }
+    }
+
+    /**
+     * What a task does per tuple in its current phase: CPU seconds, selectivity, emitter. A phase
+     * that leaves {@code cpu_per_tuple} as it was keeps the task's resolved value (a per-task
+     * machine-type table, {@link #CPU_BY_TASK}); one that changes it sets the phase's number.
+     */
+    private static final class Work {
+        final double cpuSeconds;
+        final Selectivity selectivity;
+        final Emitter emitter;
+
+        Work(Phased phased, int k, Map<String, Object> conf, String label, SplittableRandom rng) {
+            Spec.Operator op = phased.shapes()[k].op();
+            Spec.Operator first = phased.first().op();
+            boolean sameCpu = op.cpuPerTuple() == first.cpuPerTuple()
+                              && java.util.Objects.equals(op.cpuPerTupleByType(), first.cpuPerTupleByType());
+            this.cpuSeconds = sameCpu ? cpuSeconds(first, conf, label) : op.cpuPerTuple();
+            this.selectivity = new Selectivity(op.selectivity());
+            this.emitter = new Emitter(phased.shapes()[k], rng);
         }
     }
 
@@ -137,37 +230,55 @@ public final class SpecComponents {
         private static final long serialVersionUID = 1L;
         /** Records read per call without ackers: a saturated source keeps up without a call per tuple. */
         private static final int MAX_BURST = 1000;
-        private final Shape shape;
+        private final Phased phased;
         private transient SpoutOutputCollector collector;
-        private transient Emitter emitter;
+        private transient Map<String, Object> conf;
+        private transient String label;
+        private transient SplittableRandom rng;
+        private transient PhaseClock clock;
+        private transient Work work;
         private transient Pacer pacer;
-        private transient double cpuSeconds;
         private transient boolean tracked;
         private transient long msgId;
-        private transient Selectivity selectivity;
 
         public SpecSpout(Spec spec, String op) {
-            this.shape = Shape.of(spec, op);
+            this.phased = Phased.of(spec, op);
         }
 
         @Override
         public void open(Map<String, Object> conf, TopologyContext context, SpoutOutputCollector collector) {
             this.collector = collector;
-            this.emitter = new Emitter(shape, conf, context);
-            this.pacer = new Pacer(shape.op().sourceRate() / shape.op().parallelism());
-            this.selectivity = new Selectivity(shape.op().selectivity());
-            this.cpuSeconds = cpuSeconds(shape.op(), conf, TaskLabels.label(context, context.getThisTaskId()));
+            this.conf = conf;
+            this.label = TaskLabels.label(context, context.getThisTaskId());
+            this.rng = Emitter.random(conf, context);
+            this.clock = PhaseClock.of(phased, conf);
+            int k = Math.max(clock.advance(System.currentTimeMillis()), 0);
+            enter(k);
             CpuWork.rate();
             Object ackers = conf.get("topology.acker.executors");
             this.tracked = ackers == null || ObjectReader.getInt(ackers) > 0;
         }
 
+        /** Runs as phase {@code k} from now on: its rate is paced from this instant. */
+        private void enter(int k) {
+            Spec.Operator op = phased.shapes()[k].op();
+            work = new Work(phased, k, conf, label, rng);
+            pacer = new Pacer(op.sourceRate() / op.parallelism());
+        }
+
         @Override
         public void nextTuple() {
+            if (clock.pending()) {
+                int k = clock.advance(System.currentTimeMillis());
+                if (k >= 0) {
+                    enter(k);
+                }
+            }
+            Work w = work;
             for (int n = pacer.due(System.nanoTime(), tracked ? 1 : MAX_BURST); n > 0; n--) {
-                CpuWork.spend(cpuSeconds);
-                for (int k = selectivity.next(); k > 0; k--) {
-                    Values v = emitter.tuple(Tuples.nowMicros());
+                CpuWork.spend(w.cpuSeconds);
+                for (int k = w.selectivity.next(); k > 0; k--) {
+                    Values v = w.emitter.tuple(Tuples.nowMicros());
                     if (tracked) {
                         collector.emit(v, msgId++);
                     } else {
@@ -179,7 +290,7 @@ public final class SpecComponents {
 
         @Override
         public void declareOutputFields(OutputFieldsDeclarer declarer) {
-            declarer.declare(new Fields(shape.fields()));
+            declarer.declare(new Fields(phased.first().fields()));
         }
     }
 
@@ -190,32 +301,43 @@ public final class SpecComponents {
      */
     public static final class SpecBolt extends BaseRichBolt {
         private static final long serialVersionUID = 1L;
-        private final Shape shape;
+        private final Phased phased;
         private transient OutputCollector collector;
-        private transient Emitter emitter;
-        private transient double cpuSeconds;
-        private transient Selectivity selectivity;
+        private transient Map<String, Object> conf;
+        private transient String label;
+        private transient SplittableRandom rng;
+        private transient PhaseClock clock;
+        private transient Work work;
 
         public SpecBolt(Spec spec, String op) {
-            this.shape = Shape.of(spec, op);
+            this.phased = Phased.of(spec, op);
         }
 
         @Override
         public void prepare(Map<String, Object> conf, TopologyContext context, OutputCollector collector) {
             this.collector = collector;
-            this.emitter = new Emitter(shape, conf, context);
-            this.cpuSeconds = cpuSeconds(shape.op(), conf, TaskLabels.label(context, context.getThisTaskId()));
-            this.selectivity = new Selectivity(shape.op().selectivity());
+            this.conf = conf;
+            this.label = TaskLabels.label(context, context.getThisTaskId());
+            this.rng = Emitter.random(conf, context);
+            this.clock = PhaseClock.of(phased, conf);
+            this.work = new Work(phased, Math.max(clock.advance(System.currentTimeMillis()), 0), conf, label, rng);
             CpuWork.rate();
         }
 
         @Override
         public void execute(Tuple input) {
-            CpuWork.spend(cpuSeconds);
-            if (!shape.sink()) {
+            if (clock.pending()) {
+                int k = clock.advance(System.currentTimeMillis());
+                if (k >= 0) {
+                    work = new Work(phased, k, conf, label, rng);
+                }
+            }
+            Work w = work;
+            CpuWork.spend(w.cpuSeconds);
+            if (!phased.first().sink()) {
                 long ts = input.getLongByField(Tuples.TS);
-                for (int k = selectivity.next(); k > 0; k--) {
-                    collector.emit(input, emitter.tuple(ts));
+                for (int k = w.selectivity.next(); k > 0; k--) {
+                    collector.emit(input, w.emitter.tuple(ts));
                 }
             }
             collector.ack(input);
@@ -223,7 +345,7 @@ public final class SpecComponents {
 
         @Override
         public void declareOutputFields(OutputFieldsDeclarer declarer) {
-            declarer.declare(new Fields(shape.fields()));
+            declarer.declare(new Fields(phased.first().fields()));
         }
     }
 

@@ -30,8 +30,13 @@ final class Submitter {
         Spec spec = Spec.read(j.topology());
         SubmitOptions options = new SubmitOptions(
                 j.durationS() == 0 ? TopologyInitialStatus.INACTIVE : TopologyInitialStatus.ACTIVE);
-        engine.submit(j.name(), conf(j), SpecTopology.build(spec), options);
-        Events.emit("submitted", Map.of("job", j.name()));
+        Config conf = conf(j);
+        long origin = System.currentTimeMillis();
+        if (!spec.phases.isEmpty()) {   // the phases' clock starts now, the same instant for every task
+            conf.put(SpecComponents.PHASE_ORIGIN, origin);
+        }
+        engine.submit(j.name(), conf, SpecTopology.build(spec), options);
+        Events.emit("submitted", Map.of("job", j.name(), "t", origin / 1000.0));
     }
 
     /**

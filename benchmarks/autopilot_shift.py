@@ -1,0 +1,201 @@
+"""The autopilot through a workload shift on the Storm testbed (needs root), as
+benchmarks/results/PLAN-autopilot-shift.md fixes it: the `shift` job (uniform keys, then Zipf
+from 120 s on) under each policy from Storm's even placement, and the second phase's static
+placements (even, and lns on the model calibrated on even's run), interleaved.
+
+    .venv/bin/python benchmarks/autopilot_shift.py -o out/autopilot-shift          # 11 runs, ~1 hour
+    .venv/bin/python benchmarks/autopilot_shift.py -o out/autopilot-shift --summary-only
+
+Appends one record per run to DIR/runs.jsonl (run.json's figures, the timeline, the autopilot's
+decisions, the per-window spout and count rates) and keeps each run's directory under DIR/runs/;
+prints the plan's table: per policy the steady rates of both phases, the first apply, the
+reschedules and the migration figures, and the static placements' rates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import streamplace as sp
+from streamplace.model import Operator, Problem, Stream, Topology
+from streamplace.model.topology import Phase
+from streamplace.workloads import runtime
+
+SHIFT_AT = 120.0
+WINDOW = 5.0
+WARMUP = 10.0
+POLICY_MEASURED = 270.0
+STATIC_MEASURED = 120.0
+POLICIES = {"hysteresis": {"policy": "hysteresis", "min_gain": 0.05, "confirm": 2, "cooldown_s": 60.0},
+            "every-period": {"policy": "every-period"}, "greedy": {"policy": "greedy"}}
+AUTOPILOT = {"max_moves": 4, "move_cost": 0.01, "time_limit": 2.0, "horizon_windows": 3}
+POINT = "10ms-sleeps"
+CLUSTER = "1high+2low"
+
+
+def shift_topology() -> Topology:
+    """The plan's job: spout -> split (shuffle) -> count (fields on 100 keys), keys Zipf from 120 s."""
+    ops = [Operator("spout", 4, role="source", cpu_per_tuple=1e-6), Operator("split", 8, cpu_per_tuple=1e-5),
+           Operator("count", 8, role="sink", cpu_per_tuple=2e-5)]
+    streams = [Stream("spout", "split"), Stream("split", "count", "fields", key="w", num_keys=100)]
+    return Topology.build("shift", ops, streams,
+                          [Phase(SHIFT_AT, streams={("split", "count"): {"key_distribution": "zipf", "zipf_s": 1.5}})])
+
+
+def settings(measured: float):
+    return sp.storm_settings(mode="cluster", operating_point=POINT, duration_s=measured, warmup_s=WARMUP,
+                             window_s=WINDOW)
+
+
+def record(kind: str, name: str, rep: int, run: dict, run_dir: Path) -> dict:
+    """What the analysis reads of one run."""
+    per_window = defaultdict(lambda: defaultdict(float))
+    for line in (run_dir / "load.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        per_window[r["window_start"]][r["task"].split("[")[0]] += r["executed"]
+    log = [json.loads(x) for x in (run_dir / "autopilot.jsonl").read_text().splitlines()] \
+        if (run_dir / "autopilot.jsonl").is_file() else []
+    keep = ("throughput", "bolt_throughput", "source_rate", "submitted_at", "timeline", "plans", "assignment",
+            "operating_point", "cpu_budget", "latency_ms", "window_s", "warmup_s", "duration_s")
+    return {"kind": kind, "name": name, "rep": rep, **{k: run.get(k) for k in keep},
+            "executed": {str(w): dict(ops) for w, ops in sorted(per_window.items())},
+            "autopilot": log}
+
+
+def plan_order(seed: int = 0) -> list[tuple[str, str, int]]:
+    rest = [("policy", p, r) for p in POLICIES for r in (1, 2)] + [("static", "even", 2)] + \
+           [("static", "calibrated-lns", r) for r in (1, 2)]
+    random.Random(seed).shuffle(rest)
+    return [("static", "even", 1)] + rest
+
+
+def run_all(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    runs_file = out / "runs.jsonl"
+    done = {(r["kind"], r["name"], r["rep"]) for r in load(runs_file)}
+    topo = shift_topology()
+    cluster = runtime.named_cluster(CLUSTER)
+    phased = Problem.from_topology(topo, cluster)
+    second = Problem.from_topology(topo.at(SHIFT_AT), cluster)
+    lns_plan = out / "calibrated-lns.json"
+    order = plan_order()
+    for i, (kind, name, rep) in enumerate(order, 1):
+        if (kind, name, rep) in done:
+            continue
+        run_dir = out / "runs" / f"{kind}-{name}-r{rep}"
+        print(f"[{i}/{len(order)}] {kind} {name} r{rep}", flush=True)
+        if kind == "policy":
+            result = sp.storm_run(phased, run_dir, settings(POLICY_MEASURED), scheduler="even", force=True,
+                                  autopilot={**POLICIES[name], **AUTOPILOT, "period_s": WINDOW})
+        elif name == "even":
+            result = sp.storm_run(second, run_dir, settings(STATIC_MEASURED), scheduler="even", force=True)
+        else:
+            result = sp.storm_run(second, run_dir, settings(STATIC_MEASURED), plan=lns_plan, force=True)
+        rec = record(kind, name, rep, result.run, run_dir)
+        with open(runs_file, "a") as fh:
+            fh.write(json.dumps(rec) + "\n")
+        print(f"    throughput {rec['throughput']:,.0f} tuples/s, {len([d for d in rec['autopilot'] if d['decision'] == 'apply'])} "
+              f"plans applied", flush=True)
+        if (kind, name, rep) == ("static", "even", 1):
+            model = sp.calibrate(second, run_dir)
+            lns = sp.make_scheduler("lns", {"objective": "throughput", "seed": 0}, time_limit=10.0)
+            chosen = lns.with_predictor(model).schedule(second).placement
+            sp.write_document({"placement": chosen.to_mapping(second.topology.task_labels, cluster)}, lns_plan)
+            print(f"    calibrated-lns predicted {model.predict(chosen).throughput:,.0f} tuples/s", flush=True)
+
+
+def load(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text().splitlines()] if path.is_file() else []
+
+
+def rates(rec: dict) -> list[tuple[float, float]]:
+    """(window start - submission, throughput) for every window of the run, a missing one as 0."""
+    t0, w = rec["submitted_at"], rec["window_s"]
+    have = {round((x["t"] - t0) / w): x["throughput"] for x in rec["timeline"]}
+    return [(k * w, have.get(k, 0.0)) for k in range(min(have), max(have) + 1)]
+
+
+def mean_in(series, lo: float, hi: float, w: float = WINDOW) -> float:
+    vals = [r for t, r in series if t >= lo and t + w <= hi]
+    return statistics.fmean(vals) if vals else float("nan")
+
+
+def analyse(runs: list[dict]) -> dict:
+    static = defaultdict(list)
+    for rec in runs:
+        if rec["kind"] == "static":
+            static[rec["name"]].append(rec["throughput"])
+    best = max(static, key=lambda n: statistics.fmean(static[n])) if static else None
+    best_mean = statistics.fmean(static[best]) if best else float("nan")
+    out = {"static": {n: {"runs": v, "mean": statistics.fmean(v)} for n, v in static.items()}, "best_static": best,
+           "policies": defaultdict(list)}
+    for rec in runs:
+        if rec["kind"] != "policy":
+            continue
+        series, t0 = rates(rec), rec["submitted_at"]
+        end = series[-1][0] + WINDOW
+        applies = [d for d in rec["autopilot"] if d["decision"] == "apply"]
+        periods = [d for d in rec["autopilot"]]
+        first = (periods.index(applies[0]) + 1) if applies else None
+        first_t = applies[0]["t"] - t0 if applies else None
+        even_rate = mean_in(series, WARMUP + WINDOW, first_t if first_t is not None else SHIFT_AT) \
+            if first_t is not None else mean_in(series, 60.0, SHIFT_AT)
+        migrations = []
+        for k, d in enumerate(applies):
+            ta = d["t"] - t0
+            nxt = applies[k + 1]["t"] - t0 if k + 1 < len(applies) else end
+            pre = statistics.fmean([r for t, r in series if ta - 3 * WINDOW <= t < ta] or [float("nan")])
+            post = mean_in(series, ta + 30, min(ta + 60, nxt))
+            after = [(t, r) for t, r in series if t >= ta]
+            rec_t = next((t for t, r in after if r >= 0.9 * post), None)
+            dip = sum(max(0.0, min(pre, post) - r) * WINDOW for t, r in after if rec_t is None or t < rec_t)
+            migrations.append({"t": ta, "moves": d["moves"], "pre": pre, "post": post,
+                               "recovery_s": None if rec_t is None else rec_t + WINDOW - ta, "dip_tuples": dip})
+        executed = rec["executed"]
+        lost = sum(w.get("spout", 0) - w.get("count", 0) for w in executed.values())
+        out["policies"][rec["name"]].append({
+            "rep": rec["rep"], "phase1": mean_in(series, 60.0, SHIFT_AT), "phase2": mean_in(series, 200.0, end),
+            "even_rate": even_rate, "first_apply_period": first, "reschedules": len(applies),
+            "migrations": migrations, "lost_tuples": lost, "best_static_mean": best_mean})
+    return out
+
+
+def print_table(a: dict) -> None:
+    print("static placements of the second phase (throughput, all tasks, tuples/s):")
+    for name, s in a["static"].items():
+        print(f"  {name:15s} mean {s['mean']:10,.0f}  runs {', '.join(f'{x:,.0f}' for x in s['runs'])}"
+              + ("   <- best" if name == a["best_static"] else ""))
+    print(f"\n{'policy':13s} {'rep':>3s} {'even':>9s} {'phase 1':>9s} {'first':>5s} {'phase 2':>9s} {'/best':>6s} "
+          f"{'plans':>5s} {'lost':>9s}  migrations (t s: moves, recovery s, dip tuples)")
+    for name, rows in a["policies"].items():
+        for r in sorted(rows, key=lambda r: r["rep"]):
+            mig = "; ".join(f"{m['t']:.0f}: {m['moves']}, {m['recovery_s'] if m['recovery_s'] is not None else '-'}, "
+                            f"{m['dip_tuples']:,.0f}" for m in r["migrations"])
+            print(f"{name:13s} {r['rep']:3d} {r['even_rate']:9,.0f} {r['phase1']:9,.0f} "
+                  f"{r['first_apply_period'] if r['first_apply_period'] else '-':>5} {r['phase2']:9,.0f} "
+                  f"{r['phase2'] / r['best_static_mean']:6.1%} {r['reschedules']:5d} {r['lost_tuples']:9,.0f}  {mig}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("-o", "--out", type=Path, required=True)
+    ap.add_argument("--summary-only", action="store_true", help="print the table of DIR/runs.jsonl, run nothing")
+    args = ap.parse_args()
+    if not args.summary_only:
+        run_all(args.out)
+    runs = load(args.out / "runs.jsonl")
+    if not runs:
+        print(f"{args.out / 'runs.jsonl'}: no runs", file=sys.stderr)
+        return 2
+    print_table(analyse(runs))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
