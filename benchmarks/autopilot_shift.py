@@ -3,7 +3,8 @@ benchmarks/results/PLAN-autopilot-shift.md fixes it: the `shift` job (uniform ke
 from 120 s on) under each policy from Storm's even placement, and the second phase's static
 placements (even, and lns on the model calibrated on even's run), interleaved.
 
-    .venv/bin/python benchmarks/autopilot_shift.py -o out/autopilot-shift          # 11 runs, ~1 hour
+    .venv/bin/python benchmarks/autopilot_shift.py -o out/autopilot-shift          # 10 runs, ~1 hour
+    .venv/bin/python benchmarks/autopilot_shift.py -o out/autopilot-shift --stable         # + the 10-minute stable run
     .venv/bin/python benchmarks/autopilot_shift.py -o out/autopilot-shift --summary-only
 
 Appends one record per run to DIR/runs.jsonl (run.json's figures, the timeline, the autopilot's
@@ -23,8 +24,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import streamplace as sp
-from streamplace.model import Operator, Problem, Stream, Topology
-from streamplace.model.topology import Phase
+from streamplace.model import Problem
 from streamplace.workloads import runtime
 
 SHIFT_AT = 120.0
@@ -32,20 +32,12 @@ WINDOW = 5.0
 WARMUP = 10.0
 POLICY_MEASURED = 270.0
 STATIC_MEASURED = 120.0
+STABLE_MEASURED = 600.0
 POLICIES = {"hysteresis": {"policy": "hysteresis", "min_gain": 0.05, "confirm": 2, "cooldown_s": 60.0},
             "every-period": {"policy": "every-period"}, "greedy": {"policy": "greedy"}}
 AUTOPILOT = {"max_moves": 4, "move_cost": 0.01, "time_limit": 2.0, "horizon_windows": 3}
 POINT = "10ms-sleeps"
 CLUSTER = "1high+2low"
-
-
-def shift_topology() -> Topology:
-    """The plan's job: spout -> split (shuffle) -> count (fields on 100 keys), keys Zipf from 120 s."""
-    ops = [Operator("spout", 4, role="source", cpu_per_tuple=1e-6), Operator("split", 8, cpu_per_tuple=1e-5),
-           Operator("count", 8, role="sink", cpu_per_tuple=2e-5)]
-    streams = [Stream("spout", "split"), Stream("split", "count", "fields", key="w", num_keys=100)]
-    return Topology.build("shift", ops, streams,
-                          [Phase(SHIFT_AT, streams={("split", "count"): {"key_distribution": "zipf", "zipf_s": 1.5}})])
 
 
 def settings(measured: float):
@@ -79,7 +71,7 @@ def run_all(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     runs_file = out / "runs.jsonl"
     done = {(r["kind"], r["name"], r["rep"]) for r in load(runs_file)}
-    topo = shift_topology()
+    topo = runtime.shift(SHIFT_AT)
     cluster = runtime.named_cluster(CLUSTER)
     phased = Problem.from_topology(topo, cluster)
     second = Problem.from_topology(topo.at(SHIFT_AT), cluster)
@@ -110,6 +102,21 @@ def run_all(out: Path) -> None:
             print(f"    calibrated-lns predicted {model.predict(chosen).throughput:,.0f} tuples/s", flush=True)
 
 
+def run_stable(out: Path) -> None:
+    """The plan's amendment: the first phase alone (no shift) for 10 minutes under our policy."""
+    runs_file = out / "runs.jsonl"
+    if any(r["kind"] == "stable" for r in load(runs_file)):
+        return
+    problem = Problem.from_topology(runtime.shift(SHIFT_AT).without_phases(), runtime.named_cluster(CLUSTER))
+    run_dir = out / "runs" / "stable-hysteresis-r1"
+    print("[stable] hysteresis r1, 600 s", flush=True)
+    result = sp.storm_run(problem, run_dir, settings(STABLE_MEASURED), scheduler="even", force=True,
+                          autopilot={**POLICIES["hysteresis"], **AUTOPILOT, "period_s": WINDOW})
+    rec = record("stable", "hysteresis", 1, result.run, run_dir)
+    with open(runs_file, "a") as fh:
+        fh.write(json.dumps(rec) + "\n")
+
+
 def load(path: Path) -> list[dict]:
     return [json.loads(x) for x in path.read_text().splitlines()] if path.is_file() else []
 
@@ -134,7 +141,10 @@ def analyse(runs: list[dict]) -> dict:
     best = max(static, key=lambda n: statistics.fmean(static[n])) if static else None
     best_mean = statistics.fmean(static[best]) if best else float("nan")
     out = {"static": {n: {"runs": v, "mean": statistics.fmean(v)} for n, v in static.items()}, "best_static": best,
-           "policies": defaultdict(list)}
+           "policies": defaultdict(list),
+           "stable": [{"applies_s": [round(d["t"] - r["submitted_at"]) for d in r["autopilot"] if d["decision"] == "apply"],
+                       "periods": len(r["autopilot"]), "throughput": r["throughput"]}
+                      for r in runs if r["kind"] == "stable"]}
     for rec in runs:
         if rec["kind"] != "policy":
             continue
@@ -180,15 +190,21 @@ def print_table(a: dict) -> None:
             print(f"{name:13s} {r['rep']:3d} {r['even_rate']:9,.0f} {r['phase1']:9,.0f} "
                   f"{r['first_apply_period'] if r['first_apply_period'] else '-':>5} {r['phase2']:9,.0f} "
                   f"{r['phase2'] / r['best_static_mean']:6.1%} {r['reschedules']:5d} {r['lost_tuples']:9,.0f}  {mig}")
+    for s in a["stable"]:
+        print(f"\nstable run (no shift, hysteresis, {s['periods']} periods): plans applied at "
+              f"{', '.join(f'{t} s' for t in s['applies_s']) or 'none'}; throughput {s['throughput']:,.0f} tuples/s")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-o", "--out", type=Path, required=True)
     ap.add_argument("--summary-only", action="store_true", help="print the table of DIR/runs.jsonl, run nothing")
+    ap.add_argument("--stable", action="store_true", help="run the 10-minute stable run (after the campaign's runs)")
     args = ap.parse_args()
     if not args.summary_only:
         run_all(args.out)
+        if args.stable:
+            run_stable(args.out)
     runs = load(args.out / "runs.jsonl")
     if not runs:
         print(f"{args.out / 'runs.jsonl'}: no runs", file=sys.stderr)

@@ -8,11 +8,10 @@ module that shares something expensive run on one worker, as one group
 * ``testbed``: modules that use the Storm testbed (one at a time on a machine: its lock), and the
   demo's, whose Storm step takes the testbed when it is free and embedded Storm when another run
   holds it;
+* ``spark``: modules with a test on the session's SparkSession (one JVM of 1 GiB per worker
+  otherwise);
 * the module itself: modules with a module-scoped fixture (a Storm run, a fit, a sweep), which
   would otherwise be set up once on each worker that gets one of its tests.
-
-The session's SparkSession (:func:`spark`) is started once on each worker that runs a test using
-it (a JVM of 1 GiB per worker), so the Spark tests spread over the workers like the rest.
 """
 
 import itertools
@@ -26,13 +25,15 @@ TESTBED_MODULES = {Path("demo") / "test_run.py"}
 
 
 def _shares(item) -> set[str]:
-    """What ``item`` shares with other tests: ``testbed``, ``module``."""
+    """What ``item`` shares with other tests: ``testbed``, ``spark``, ``module``."""
     info = getattr(item, "_fixtureinfo", None)   # pytest has no public way to a fixture's scope
     defs = info.name2fixturedefs.values() if info is not None else ()
     out = {"module"} if any(d and d[-1].scope == "module" for d in defs) else set()
     fixtures = set(getattr(item, "fixturenames", ()))
     if "testbed_ready" in fixtures:
         out.add("testbed")
+    if "spark" in fixtures:
+        out.add("spark")
     return out
 
 
@@ -46,6 +47,8 @@ def pytest_collection_modifyitems(config, items):
         shared = set().union(*map(_shares, members))
         if "testbed" in shared or module in TESTBED_MODULES:
             group = "testbed"
+        elif "spark" in shared:
+            group = "spark"
         elif "module" in shared:
             group = module.as_posix()
         else:

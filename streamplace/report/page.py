@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 
 from .choice import decide, plot_pareto, plot_placement, plot_vs_default, recommended
 from .display import metric, summary_table
+from .timeline import AUTOPILOT_HOW, plot_autopilot
 from .render import (INSTANCE_KEYS, Section, check_keys, number, add_gaps, html_report, pivot_table, plot_gap_to_optimum,
                      plot_lines, plot_metric_by_scheduler, plot_time, write_png)
 
@@ -120,13 +121,18 @@ def decision_sections(records: list[dict], out_dir: Path, measured: Sequence[dic
 
 
 def write_report(records: Sequence[dict], out_dir: str | Path, *, title: str = "streamplace report",
-                 intro: str = "", measured: Sequence[dict] = ()) -> Path:
+                 intro: str = "", measured: Sequence[dict] = (), autopilot: dict | None = None) -> Path:
     """The standard report of ``records`` (each with ``workload`` and ``cluster``) in ``out_dir``:
-    one PNG per figure and ``report.html`` embedding them; returns the HTML path."""
+    one PNG per figure and ``report.html`` embedding them; returns the HTML path. ``autopilot``:
+    a run with the autopilot beside it (:func:`~streamplace.report.timeline.plot_autopilot`),
+    shown after the decision."""
     records = decide(add_gaps(check_keys(records, *INSTANCE_KEYS, "scheduler")))
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     sections = decision_sections(records, out_dir, measured)
+    if autopilot:
+        sections.append(Section("The autopilot through a workload shift", how_to_read=AUTOPILOT_HOW,
+                                figures=[write_png(plot_autopilot(autopilot), out_dir / "autopilot.png")]))
     for key, heading, how in _STANDARD:
         if not any(number(rec.get(key)) is not None for rec in records):
             continue

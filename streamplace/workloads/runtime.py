@@ -38,7 +38,8 @@ import dataclasses
 from dataclasses import dataclass
 
 from ..files import quote
-from ..model import Cluster, Node, Topology
+from ..model import Cluster, Node, Operator, Stream, Topology
+from ..model.topology import Phase
 from ..model.cluster import check_cluster_size
 from . import applications, nasiri
 
@@ -126,6 +127,19 @@ def application(name: str) -> Topology:
     topo = applications.application(name).topology
     return Topology.build(topo.name, [dataclasses.replace(op, memory_mb=COMPONENT_MEMORY_MB) for op in topo.operators],
                           topo.streams)
+
+
+def shift(at: float = 120.0) -> Topology:
+    """A job whose best placement changes while it runs (the autopilot's workload shift):
+    ``spout`` (4 tasks, 1 us per tuple) -> shuffle -> ``split`` (8, 10 us) -> fields on ``w``
+    over 100 keys -> ``count`` (8, 20 us, sink). From ``at`` seconds after submission the keys
+    turn from uniform to Zipf (s = 1.5): Storm sends key k to counter ``(31 + k) mod 8``, so
+    counter 7 then executes about 45 % of ``count``'s tuples (the rest 4-18 % each)."""
+    ops = [Operator("spout", 4, role="source", cpu_per_tuple=1e-6), Operator("split", 8, cpu_per_tuple=1e-5),
+           Operator("count", 8, role="sink", cpu_per_tuple=2e-5)]
+    streams = [Stream("spout", "split"), Stream("split", "count", "fields", key="w", num_keys=100)]
+    return Topology.build("shift", ops, streams,
+                          [Phase(at, streams={("split", "count"): {"key_distribution": "zipf", "zipf_s": 1.5}})])
 
 
 @dataclass(frozen=True)
