@@ -13,7 +13,8 @@ Every period (:meth:`Autopilot.step`):
    (:func:`streamplace.model.calibration.calibrate`), at the operating point given.
 4. **Candidate.** ``lns`` with the throughput objective on the calibrated model: a reschedule
    of the running placement with at most ``max_moves`` tasks moved, or (a policy that
-   schedules ``from_scratch``) a new schedule.
+   schedules ``from_scratch``) a new schedule; in a child process, so that a native solver
+   that aborts fails one period (logged) and not the loop.
 5. **Decision.** gain = predicted candidate / predicted now - 1 - ``move_cost`` x tasks moved
    (the migration cost: a moved task's worker restarts, and its share of the period's tuples is
    lost or replayed; 1 % per task by default, a stated figure, not a measured one). The policy
@@ -36,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from ..evaluate.scheduled import reschedule, schedule
+from ..interrupt import in_child
 from ..files import atomic_write_text, dumps_json, parse_document, quote
 from ..model import Placement, Problem
 from ..model.calibration import MeasuredRun, calibrate, offered_spout_rate, rate_maps
@@ -198,16 +200,9 @@ class Autopilot:
                           cpu_budget=s.point.cpu_budget,
                           offered_source_rate=None if s.point.name != "measured" else offered_spout_rate(topo))
         model = calibrate(problem, run)
-        params = {"objective": "throughput", "seed": 0}
-        if self.policy.from_scratch:
-            result = schedule(problem, "lns", params, time_limit=s.time_limit, model=model).result
-        else:
-            result = reschedule(problem, {lab: (w["node"], w["worker"]) for lab, w in
-                                          self.current.to_mapping(topo.task_labels, problem.cluster).items()},
-                                "lns", params, time_limit=s.time_limit, max_moves=s.max_moves, model=model).result
-        if result.placement is None:
-            return self._keep(now, windows, f"no candidate ({result.status}: {result.message})")
-        candidate = result.placement
+        candidate, why_not = in_child(_candidate, problem, self.current, model, s, self.policy.from_scratch)
+        if candidate is None:
+            return self._keep(now, windows, f"no candidate ({why_not})")
         moves = int(np.count_nonzero((candidate.node != self.current.node) | (candidate.worker != self.current.worker)))
         predicted_now = model.predict(self.current).throughput
         predicted_new = model.predict(candidate).throughput
@@ -235,6 +230,23 @@ class Autopilot:
         src = [topo.task_id(a) for a, _ in pairs.index]
         dst = [topo.task_id(b) for _, b in pairs.index]
         return TaskGraph.from_edges(topo.n_tasks, src, dst, pairs.to_numpy(dtype=float), topo.task_loads)
+
+
+def _candidate(problem: Problem, current: Placement, model, s: Settings, from_scratch: bool):
+    """(the placement ``lns`` proposes on the calibrated ``model``, or None; why not). Run in a
+    child process (:func:`~streamplace.interrupt.in_child`): a native solver that aborts (CP-SAT
+    has ended this process with a failed internal check mid-campaign) fails one period, which is
+    logged, instead of the loop and the job's run beside it."""
+    params = {"objective": "throughput", "seed": 0}
+    if from_scratch:
+        result = schedule(problem, "lns", params, time_limit=s.time_limit, model=model).result
+    else:
+        result = reschedule(problem, {lab: (w["node"], w["worker"]) for lab, w in
+                                      current.to_mapping(problem.topology.task_labels, problem.cluster).items()},
+                            "lns", params, time_limit=s.time_limit, max_moves=s.max_moves, model=model).result
+    if result.placement is None:
+        return None, f"{result.status}: {result.message}"
+    return result.placement, ""
 
 
 def run(pilot: Autopilot, *, period_s: float, periods: int | None = None, on_decision=None, clock=None, sleep=None) -> int:

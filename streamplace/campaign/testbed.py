@@ -46,7 +46,7 @@ from ..fit.cases import predicted_figures, with_model
 from ..fit.scores import repeat_tau
 from ..model.performance import CostModel
 from ..model import Placement, Problem, Topology
-from ..model.operating_point import CAMPAIGN_CONF, OPERATING_POINTS, SATURATED_RATE, OperatingPoint
+from ..model.operating_point import OPERATING_POINTS, SATURATED_RATE, OperatingPoint
 from ..model.specs import placement_from_dict
 from ..schedulers import make_scheduler
 from ..schedulers.papers import ISCHEDULER, ISCHEDULER_NO_OPTIMISER, OLS_RELAX

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .numbers import dense, fits
+from .numbers import dense
 
 
 SWAP_LIMIT = 300  # greedy_placement tries pairwise swaps only up to this many tasks

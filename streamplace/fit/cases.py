@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model import Cluster, Placement, Problem
+from ..model import Placement, Problem
 from ..model.cluster import scaled_cluster
 from ..model.specs import placement_from_dict
 from ..model.performance import CostModel, predict

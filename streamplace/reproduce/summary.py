@@ -53,7 +53,7 @@ def _paper(res: PaperResult, alt_label: str) -> list[str]:
     lines += ["", "### Where we differ, and what is not comparable", ""]
     lines += [f"- **{c.claim}** ({c.source}): paper {c.reported}, ours {c.ours} ({c.verdict})." + (f" {c.why}" if c.why else "")
               for c in differ] or ["- nowhere."]
-    lines += ["", f"### Values the paper reports (the only hard-coded numbers, `reported.py`)", ""]
+    lines += ["", "### Values the paper reports (the only hard-coded numbers, `reported.py`)", ""]
     lines += _table(["key", "what", "value", "source"],
                     [[r.key, r.what, r.text, r.source]
                      for r in TABLES[res.paper].values()])

@@ -74,7 +74,7 @@ from ..model.performance import CostModel, Predictor, load_cost_model
 from ..model.placement import capacity_slack
 from .base import NoPlacement, Outcome, Scheduler, ScheduleResult, make_scheduler, register, with_moves
 from .fill import best_fit, reduced_graph, require_placed
-from .migration import Current, current_of
+from .migration import Current, current_of, sticky_workers
 from .second_level import DEFAULT_TASKS_PER_WORKER, assign_workers
 from .status import Status
 
@@ -97,16 +97,20 @@ def _cut(edges, node: np.ndarray) -> float:
 class _Traffic:
     """The traffic objective: cost = inter-node traffic of a node assignment. Workers are those of
     the reference (the starting construction) on every node whose tasks did not change
-    (:func:`_workers`)."""
+    (:func:`_workers`); for a reschedule (``sticky``) the reference is the running placement and
+    every task that keeps its node keeps its worker (:func:`~.migration.sticky_workers`)."""
 
-    def __init__(self, problem: Problem, node: np.ndarray, worker: np.ndarray, tasks_per_worker: int, seed: int):
+    def __init__(self, problem: Problem, node: np.ndarray, worker: np.ndarray, tasks_per_worker: int, seed: int,
+                 sticky: bool = False):
         self.problem, self.tasks_per_worker, self.seed = problem, tasks_per_worker, seed
-        self.node, self.worker = node, worker
+        self.node, self.worker, self.sticky = node, worker, sticky
 
     def __call__(self, node: np.ndarray) -> float:
         return _cut(self.problem.graph.edges, node)
 
     def workers(self, node: np.ndarray) -> np.ndarray:
+        if self.sticky:
+            return sticky_workers(sp.csr_matrix(self.problem.graph.weights), node, self.node, self.worker)
         return _workers(self.problem, node, self.node, self.worker, self.tasks_per_worker, self.seed)
 
     def take(self, node: np.ndarray) -> None:
@@ -120,8 +124,8 @@ class _Throughput(_Traffic):
     level's would on the same nodes)."""
 
     def __init__(self, problem: Problem, node: np.ndarray, worker: np.ndarray, tasks_per_worker: int, seed: int,
-                 model: Predictor):
-        super().__init__(problem, node, worker, tasks_per_worker, seed)
+                 model: Predictor, sticky: bool = False):
+        super().__init__(problem, node, worker, tasks_per_worker, seed, sticky)
         self.model = model
         self._last = None   # (node, workers, prediction) of the last assignment predicted
 
@@ -138,7 +142,8 @@ class _Throughput(_Traffic):
 
     def take(self, node: np.ndarray) -> None:
         self.performance(node)
-        self.node, self.worker = node, self._last[1]   # workers relative to the new incumbent: the same
+        if not self.sticky:   # workers relative to the new incumbent (sticky: to the running placement, always)
+            self.node, self.worker = node, self._last[1]
 
     def bottleneck(self, node: np.ndarray) -> int:
         """The node whose CPU or NIC is the most utilised (the one that limits the rate)."""
@@ -336,12 +341,14 @@ class LnsScheduler(Scheduler):
             return self._predictor
         return load_cost_model(self.cost_model) if self.cost_model else CostModel()
 
-    def _objective(self, problem: Problem, node: np.ndarray, worker: np.ndarray, model: Predictor | None) -> _Traffic:
+    def _objective(self, problem: Problem, node: np.ndarray, worker: np.ndarray, model: Predictor | None, *,
+                   sticky: bool = False) -> _Traffic:
         """This run's objective, with (node, worker) as its reference placement (``model``: the
-        cost model, loaded once per run; None for the traffic objective)."""
+        cost model, loaded once per run; None for the traffic objective; ``sticky``: the reference
+        is the running placement, :class:`_Traffic`)."""
         if self.objective == "throughput":
-            return _Throughput(problem, node, worker, self.tasks_per_worker, self.seed, model)
-        return _Traffic(problem, node, worker, self.tasks_per_worker, self.seed)
+            return _Throughput(problem, node, worker, self.tasks_per_worker, self.seed, model, sticky)
+        return _Traffic(problem, node, worker, self.tasks_per_worker, self.seed, sticky)
 
     def _starts(self, problem: Problem, start: float, model: Predictor | None) -> tuple[tuple | None, str | None, list[str]]:
         """Step 1: the valid construction with the least cost, with its own workers (ties: the
@@ -458,9 +465,7 @@ class LnsScheduler(Scheduler):
             return with_moves(dataclasses.replace(result, placement=None, status=exc.status, message=str(exc)),
                               state, max_moves, migration_weight, honoured=True)
         trajectory = [node, *_greedy_moves(weights, loads, caps, node, state, migration_weight)]
-        cost_of = self._objective(problem, node, assign_workers(problem, node, tasks_per_worker=self.tasks_per_worker,
-                                                                 seed=self.seed),
-                                  self._model())
+        cost_of = self._objective(problem, state.node, state.worker, self._model(), sticky=True)
         search = _Search(problem, trajectory[-1], np.random.default_rng(self.seed), self.max_free, self.max_nodes, cost_of)
         deadline = start + self.time_limit / 2
         search.refill()

@@ -40,7 +40,7 @@ from ..model.operating_point import OperatingPoint
 from ..model.specs import topology_to_dict
 from . import jobfile, jvm, records
 from .errors import StormError
-from .plans import plan_document, storm_name, workers_of, write_plan
+from .plans import plan_document, workers_of, write_plan
 from .testbed import TestbedSettings, worker_childopts
 
 PLAN_APPLIED = "streamplace: plan applied"
@@ -371,7 +371,6 @@ def measure(problem: Problem, placement: Placement | None, out_dir: Path, settin
     monitor's directory and may rewrite the job's plan (the autopilot); what it adds to
     ``run.json`` comes from :meth:`Beside.summary`."""
     topo = problem.topology
-    name = storm_name(topo)
     if settings.duration_s < settings.window_s:
         raise StormError(f"--duration ({settings.duration_s:g} s) must cover at least one window (--window {settings.window_s:g} s)")
     if beside is not None and placement is None:

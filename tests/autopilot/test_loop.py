@@ -139,3 +139,21 @@ def test_the_command_runs_periods_and_prints_one_line_each(cli, tmp_path):
     code, out, err = cli(["autopilot", tmp_path / "t.yaml", tmp_path / "c.yaml", "--monitor", tmp_path / "monitor",
                           "--plan-dir", tmp_path / "nowhere", "--periods", "1"])
     assert code == 2 and "no running placement" in err
+
+
+def test_a_solver_that_aborts_fails_one_period_and_the_loop_goes_on(tmp_path, monkeypatch):
+    """The candidate is computed in a child process: a native abort there (CP-SAT once ended a
+    whole campaign run with a failed internal check) is one logged failed period, no plan."""
+    import os
+    import signal
+
+    from streamplace.autopilot import loop
+    write_windows(tmp_path / "monitor", [0.0, 10.0, 20.0])
+    ap = pilot(tmp_path)
+    monkeypatch.setattr(loop, "_candidate", lambda *args: os.kill(os.getpid(), signal.SIGKILL))   # as an abort ends it
+    decisions = []
+    assert loop.run(ap, period_s=10.0, periods=1, on_decision=decisions.append, clock=lambda: 32.0) == 1
+    assert decisions[0].decision == "keep" and "period failed: RuntimeError" in decisions[0].reason
+    assert "ended without an answer" in decisions[0].reason and not (tmp_path / "plans" / "job.json").exists()
+    monkeypatch.undo()
+    assert ap.step(42.0).reason.startswith("gain")   # the next period computes a candidate again

@@ -116,6 +116,30 @@ def test_reschedule_budget_zero_keeps_a_feasible_placement_and_cost_falls_with_t
     assert costs[-1] <= _cut(problem.graph.edges, lns.schedule(problem).placement.node)
 
 
+@pytest.mark.parametrize("objective, start", [("traffic", "even"), ("throughput", "even"), ("throughput", "t3")])
+def test_a_rescheduled_task_that_keeps_its_node_keeps_its_worker(objective, start):
+    """In Storm a task that changes worker restarts like one that changes node: a reschedule
+    changes the (node, worker) of its moved and forced tasks only, whatever the workers of a fresh
+    schedule would be, and a moved task joins the worker it exchanges the most traffic with. (From
+    t3's placement on the heterogeneous cluster, lns with the throughput objective used to move 9
+    tasks to other workers while reporting 0 moves.)"""
+    problem = Problem.from_topology(microbench.microbench("diamond", 30), microbench.cluster("heterogeneous"))
+    current = _running(problem, start)
+    result = make_scheduler("lns", {"objective": objective}, time_limit=2).reschedule(problem, current, max_moves=4)
+    after = result.placement.to_mapping(problem.topology.task_labels, problem.cluster)
+    changed = [lab for lab, (node, worker) in current.items() if (after[lab]["node"], after[lab]["worker"]) != (node, worker)]
+    info = result.details["reschedule"]
+    assert len(changed) == info["moves"] + info["forced_moves"] and info["moves"] <= 4
+    w = problem.graph.dense_weights()
+    for lab in changed:   # joined the worker of its node it exchanges the most traffic with
+        t, node = problem.topology.task_id(lab), after[lab]["node"]
+        traffic = {}
+        for m, x in after.items():
+            if x["node"] == node and m != lab:
+                traffic[x["worker"]] = traffic.get(x["worker"], 0.0) + w[t, problem.topology.task_id(m)]
+        assert not traffic or traffic.get(after[lab]["worker"], 0.0) == max(traffic.values())
+
+
 def test_removing_a_node_forces_exactly_its_tasks_to_move():
     problem = Problem.from_topology(microbench.microbench("linear", 12), microbench.cluster("homogeneous"))
     current = _running(problem, "t3")
