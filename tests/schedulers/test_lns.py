@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from streamplace.model import Cluster, Operator, Placement, Problem, Stream, Topology
+from streamplace.model import Cluster, Node, Operator, Placement, Problem, Stream, Topology
 from streamplace.schedulers import make_scheduler
 from streamplace.schedulers.lns import CONSTRUCTIONS, SPREADING, _cut, _Search, _Traffic
 from streamplace.model.performance import load_cost_model, predict
@@ -138,6 +138,21 @@ def test_a_rescheduled_task_that_keeps_its_node_keeps_its_worker(objective, star
             if x["node"] == node and m != lab:
                 traffic[x["worker"]] = traffic.get(x["worker"], 0.0) + w[t, problem.topology.task_id(m)]
         assert not traffic or traffic.get(after[lab]["worker"], 0.0) == max(traffic.values())
+
+
+def test_a_throughput_reschedule_relieves_the_bottleneck_within_a_one_move_budget():
+    """Everything packed on one of two one-core nodes: no move saves traffic (none crosses nodes)
+    and a fresh schedule moves more than one task, so only a move off the bottleneck node can
+    use a budget of one; it raises the predicted throughput."""
+    topo = Topology.build("job", [Operator("s", 2, role="source", cpu_per_tuple=1e-4),
+                                  Operator("b", 2, role="sink", cpu_per_tuple=1e-4)], [Stream("s", "b")])
+    problem = Problem.from_topology(topo, Cluster.build("c", [Node("n0", 4, cores=1, slots=2),
+                                                               Node("n1", 4, cores=1, slots=2)]))
+    packed = Placement(node=np.zeros(4, int), worker=np.zeros(4, int))
+    current = {lab: ("n0", 0) for lab in topo.task_labels}
+    result = make_scheduler("lns", {"objective": "throughput"}, time_limit=2).reschedule(problem, current, max_moves=1)
+    assert result.details["reschedule"]["moves"] == 1
+    assert predict(problem, result.placement).throughput > 1.2 * predict(problem, packed).throughput
 
 
 def test_removing_a_node_forces_exactly_its_tasks_to_move():
