@@ -176,6 +176,30 @@ def analyse(runs: list[dict]) -> dict:
     return out
 
 
+def _seconds(value) -> str:
+    return "-" if value is None else f"{value:.0f}"
+
+
+def medians(a: dict) -> dict:
+    """The plan's rule 4: median and range over every applied plan of recovery and dip, and per
+    policy the mean reschedules and phase rates."""
+    out = {}
+    for name, rows in a["policies"].items():
+        migrations = [m for r in rows for m in r["migrations"]]
+        recovered = [m["recovery_s"] for m in migrations if m["recovery_s"] is not None]
+        dips = [m["dip_tuples"] for m in migrations]
+        out[name] = {"reschedules": statistics.fmean(r["reschedules"] for r in rows),
+                     "phase2": statistics.fmean(r["phase2"] for r in rows),
+                     "phase2_spread": max(r["phase2"] for r in rows) - min(r["phase2"] for r in rows),
+                     "recovery_median": statistics.median(recovered) if recovered else None,
+                     "recovery_range": (min(recovered), max(recovered)) if recovered else None,
+                     "not_recovered": len(migrations) - len(recovered),
+                     "dip_median": statistics.median(dips) if dips else None,
+                     "dip_range": (min(dips), max(dips)) if dips else None,
+                     "lost_mean": statistics.fmean(r["lost_tuples"] for r in rows)}
+    return out
+
+
 def print_table(a: dict) -> None:
     print("static placements of the second phase (throughput, all tasks, tuples/s):")
     for name, s in a["static"].items():
@@ -185,11 +209,19 @@ def print_table(a: dict) -> None:
           f"{'plans':>5s} {'lost':>9s}  migrations (t s: moves, recovery s, dip tuples)")
     for name, rows in a["policies"].items():
         for r in sorted(rows, key=lambda r: r["rep"]):
-            mig = "; ".join(f"{m['t']:.0f}: {m['moves']}, {m['recovery_s'] if m['recovery_s'] is not None else '-'}, "
-                            f"{m['dip_tuples']:,.0f}" for m in r["migrations"])
+            mig = "; ".join(f"{m['t']:.0f}: {m['moves']}, {_seconds(m['recovery_s'])}, {m['dip_tuples']:,.0f}"
+                            for m in r["migrations"])
             print(f"{name:13s} {r['rep']:3d} {r['even_rate']:9,.0f} {r['phase1']:9,.0f} "
                   f"{r['first_apply_period'] if r['first_apply_period'] else '-':>5} {r['phase2']:9,.0f} "
                   f"{r['phase2'] / r['best_static_mean']:6.1%} {r['reschedules']:5d} {r['lost_tuples']:9,.0f}  {mig}")
+    print(f"\n{'policy':13s} {'plans':>6s} {'phase 2':>9s} {'spread':>7s} {'recovery s (median, range, never)':>34s} "
+          f"{'dip tuples (median, range)':>30s} {'lost':>9s}")
+    for name, m in medians(a).items():
+        rec = (f"{_seconds(m['recovery_median'])}, {_seconds(m['recovery_range'][0])}-{_seconds(m['recovery_range'][1])}"
+               if m["recovery_range"] else "-") + f", {m['not_recovered']}"
+        dip = f"{m['dip_median']:,.0f}, {m['dip_range'][0]:,.0f}-{m['dip_range'][1]:,.0f}" if m["dip_range"] else "-"
+        print(f"{name:13s} {m['reschedules']:6.1f} {m['phase2']:9,.0f} {m['phase2_spread']:7,.0f} {rec:>34s} {dip:>30s} "
+              f"{m['lost_mean']:9,.0f}")
     for s in a["stable"]:
         print(f"\nstable run (no shift, hysteresis, {s['periods']} periods): plans applied at "
               f"{', '.join(f'{t} s' for t in s['applies_s']) or 'none'}; throughput {s['throughput']:,.0f} tuples/s")
