@@ -98,6 +98,7 @@ from ..report.display import BEST, MARKS, OVERLOADED, OWN_JOB, compact, legend, 
 from ..report.page import measured_rows, write_report
 from ..report.render import COST_REL_TOL, ordered
 from ..storm import StormError
+from .autopilot_step import autopilot_summary, run_autopilot_step
 from .storm_step import run_storm_step, storm_summary
 
 
@@ -112,7 +113,7 @@ FULL = Sizes(tuple(APPLICATIONS), None, (10, 20, 30))
 QUICK = Sizes(("page-view", "trending-topics"), 5_000, (10, 14))
 WINDOW_SECONDS = 10.0
 SLACK = 1.25
-STEPS = ("data", "traffic", "profile", "applications", "micro-benchmarks", "storm", "report")
+STEPS = ("data", "traffic", "profile", "applications", "micro-benchmarks", "storm", "autopilot", "report")
 
 
 # ---------------------------------------------------------------------------- inputs
@@ -202,6 +203,7 @@ class DemoRun:
     spark_master: str = ""
     model: CostModel | None = None   # --cost-model (None: the bundled default)
     storm: dict | None = None        # the storm step's run.json
+    autopilot: dict | None = None    # the autopilot step's document (autopilot_step)
 
 
 class _Steps:
@@ -446,7 +448,8 @@ def _write_outputs(run: DemoRun, out_dir: Path, *, quick: bool, wall: float) -> 
     atomic_write_text(out_dir / "results.csv", records_to_csv(documents))
     storm = run.storm if run.storm and "jobs" in run.storm else None
     write_report(documents, out_dir, title="streamplace demo", intro=_intro(run, quick, wall),
-                 measured=measured_rows(storm) if storm else ())
+                 measured=measured_rows(storm) if storm else (),
+                 autopilot=run.autopilot if run.autopilot and "timeline" in run.autopilot else None)
 
 
 def _scheduler_seconds(records: Sequence[ResultRecord]) -> dict[str, float]:
@@ -477,7 +480,8 @@ def run_demo(out_dir: Path, *, quick: bool = False, time_limit: float = 10.0, co
     n_micro = len(microbench.LAYOUTS) * len(microbench.CLUSTER_PRESETS) * len(sizes.microbench)
     n_apps = len(sizes.applications)
     totals = {"data": n_apps, "traffic": n_apps, "profile": n_apps, "applications": n_apps * 2 * len(available()),
-              "micro-benchmarks": n_micro * len(available()), "storm": 2 if storm else 0, "report": 1}
+              "micro-benchmarks": n_micro * len(available()), "storm": 2 if storm else 0,
+              "autopilot": 1 if storm else 0, "report": 1}
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console) as progress:
         steps = _Steps(progress, run, totals)
@@ -511,6 +515,16 @@ def run_demo(out_dir: Path, *, quick: bool = False, time_limit: float = 10.0, co
             except StormError as exc:   # the report of everything else still gets written
                 run.storm = {"error": str(exc)}
                 steps.done(f"not run: {exc}")
+            steps.start("autopilot")
+            steps.item("a job whose keys skew mid-run, the autopilot beside it")
+            try:
+                run.autopilot = run_autopilot_step(out_dir, quick=quick, log=lambda line: progress.console.print(
+                    line, markup=False, highlight=False))
+                steps.advance()
+                steps.done(autopilot_summary(run.autopilot))
+            except StormError as exc:
+                run.autopilot = {"error": str(exc)}
+                steps.done(f"not run: {exc}")
         steps.start("report")
         steps.item("results.json, results.csv, report.html, PNGs")
         _write_outputs(run, out_dir, quick=quick, wall=time.perf_counter() - began)
@@ -521,7 +535,7 @@ def run_demo(out_dir: Path, *, quick: bool = False, time_limit: float = 10.0, co
         "quick": quick, "time_limit": time_limit, "spark_master": run.spark_master, "wall_seconds": round(wall, 3),
         "steps": {k: round(v, 3) for k, v in run.steps.items()}, "scheduler_seconds": _scheduler_seconds(run.records),
         "schedulers": available(), "applications": run.applications, "microbench_sizes": list(sizes.microbench),
-        "skipped": run.skipped, "storm": run.storm,
+        "skipped": run.skipped, "storm": run.storm, "autopilot": run.autopilot,
     }, indent=1) + "\n")
     _print_whole(console, scoreboard(run.records))
     where = ", ".join(f"{k} {v:.0f} s" for k, v in run.steps.items())

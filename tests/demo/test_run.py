@@ -256,3 +256,32 @@ def test_ends_with_even_then_the_placement_calibrated_on_it_run_on_storm(demo):
         if mode == "cluster":
             assert job["wire_inter_node_bytes_per_s"] >= 0
     assert (out / "storm" / "run.json").exists() and not (out / "storm" / "work").exists()
+
+
+def test_ends_with_the_autopilot_beside_a_job_whose_keys_skew(demo):
+    """--quick: the embedded job (one spout, fields over 8 keys to 4 counters, two counters on each
+    of two nodes). While the keys are uniform the counters are balanced, no move pays, and our
+    policy keeps the placement. When they turn Zipf (s = 1.5) Storm sends key k to counter
+    (31 + k) mod 4, so counter 3 gets 56 % of the tuples and its node 65 %: the autopilot measures
+    that skew from the monitor and writes a plan that gives counter 3 a node of its own, the plugin
+    applies it on Nimbus' next round, and Storm's assignment at the end is that plan. The report
+    plots the run."""
+    from streamplace.demo.autopilot_step import SHIFT_AT
+    out, _, run, stdout = demo
+    pilot = run["autopilot"]
+    assert pilot["mode"] == "embedded" and "--quick" in pilot["why_not_testbed"]
+    storm_run = json.loads((out / "autopilot" / "run.json").read_text())
+    shifted = storm_run["submitted_at"] + SHIFT_AT["embedded"]
+    log = [json.loads(line) for line in (out / "autopilot" / "autopilot.jsonl").read_text().splitlines()]
+    assert len(log) == pilot["decisions"] >= 10
+    before = [r for r in log if r["t"] < shifted]
+    assert len(before) >= 3 and all(r["decision"] == "keep" for r in before), before
+    applied = [r for r in log if r["decision"] == "apply"]
+    assert applied and min(applied[0]["windows"]) + 2.0 > shifted, log
+    assert [p["t"] for p in pilot["plans"]] == [round(r["t"] - storm_run["submitted_at"], 1) for r in applied]
+    assert pilot["plans"][-1]["matched"] is True and storm_run["plans"][-1]["placement"] == applied[-1]["placement"]
+    hot = applied[-1]["placement"]["k[3]"]["node"]
+    assert [lab for lab, w in applied[-1]["placement"].items() if w["node"] == hot] == ["k[3]"]
+    assert len(pilot["timeline"]) >= 15 and (out / "autopilot.png").read_bytes()[:8] == PNG_MAGIC
+    assert "The autopilot through a workload shift" in (out / "report.html").read_text()
+    assert "plans applied: t=" in stdout

@@ -1,0 +1,90 @@
+"""The demo's autopilot step: a job whose keys skew while it runs, started under Storm's even
+placement with the autopilot (our policy, :class:`~streamplace.autopilot.policy.Hysteresis`)
+beside it.
+
+On the testbed the job is :func:`~streamplace.workloads.runtime.shift` on ``1high+2low`` at the
+bundled model's operating point (``10ms-sleeps``: saturated spouts, the campaign's settings),
+its keys turning Zipf :data:`SHIFT_AT` s after submission. Where the testbed cannot run, embedded
+Storm runs a smaller job of the same shape (one spout, four counters on three one-core nodes, the
+keys skewing at 20 s) at its own rate, saying why (and ``--quick`` always does): embedded figures show the loop working (no
+plan while the load is even, a plan after the skew, Storm running it), not performance.
+``DIR/autopilot/`` holds the run (``run.json`` with its ``timeline`` and ``plans``,
+``autopilot.jsonl``); :func:`run_autopilot_step` returns what the report plots.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from ..autopilot.loop import BesideRun, Settings
+from ..autopilot.policy import Hysteresis
+from ..model import Cluster, Node, Operator, Placement, Problem, Stream, Topology
+from ..model.operating_point import OPERATING_POINTS, OperatingPoint
+from ..model.topology import Phase
+from ..schedulers import make_scheduler
+from ..storm.run import RunSettings, measure
+from ..workloads import runtime
+from .storm_step import testbed_or_reason
+
+#: (testbed, embedded): seconds after submission at which the keys skew, seconds measured after
+#: the warm-up, the monitor window (= the autopilot's period)
+SHIFT_AT = {"cluster": 45.0, "embedded": 20.0}
+MEASURE_S = {"cluster": 95.0, "embedded": 36.0}
+WARMUP_S = {"cluster": 10.0, "embedded": 4.0}
+WINDOW_S = {"cluster": 5.0, "embedded": 2.0}
+#: our policy, its cool-down shortened to 30 s so that a plan after the shift fits the demo's short run
+POLICY = Hysteresis(min_gain=0.05, confirm=2, cooldown_s=30.0)
+
+
+def embedded_job(at: float) -> Problem:
+    """The embedded job: ``s`` (1 task) -> fields over 8 keys -> ``k`` (4 counters), two counters
+    on each of two one-core nodes; from ``at`` on Zipf keys send 56 % of the tuples to ``k[3]``."""
+    topo = Topology.build("shift-embedded", [Operator("s", 1, role="source", source_rate=1000.0, cpu_per_tuple=2e-5),
+                                             Operator("k", 4, role="sink", cpu_per_tuple=2e-4)],
+                          [Stream("s", "k", "fields", key="w", num_keys=8)],
+                          [Phase(at, streams={("s", "k"): {"key_distribution": "zipf", "zipf_s": 1.5}})])
+    return Problem.from_topology(topo, Cluster.build("three", [Node(f"h{i}", 4, cores=1, slots=2) for i in range(3)]))
+
+
+def run_autopilot_step(out_dir: Path, *, quick: bool = False, log=print) -> dict:
+    """Runs the step into ``out_dir/autopilot`` and returns the report's document: ``mode``,
+    ``why_not_testbed``, ``shift_at``, ``timeline`` and ``plans`` (times in seconds after
+    submission), ``policy``, ``decisions``. ``quick``: the embedded job (about a minute, where
+    the testbed's takes about three)."""
+    mode, why = ("embedded", "--quick runs the embedded job") if quick else testbed_or_reason()
+    if why:
+        log(f"autopilot: {why}; running embedded Storm instead (the loop, not a performance measurement)")
+    at = SHIFT_AT[mode]
+    settings = RunSettings(mode=mode, warmup_s=WARMUP_S[mode], duration_s=MEASURE_S[mode], window_s=WINDOW_S[mode])
+    if mode == "cluster":
+        point = dataclasses.replace(OPERATING_POINTS["10ms-sleeps"], cpu_budget=settings.testbed.budget())
+        settings = dataclasses.replace(settings, storm_conf=point.conf(), ackers=point.ackers, operating_point=point)
+        problem = Problem.from_topology(point.sources(runtime.shift(at)), runtime.named_cluster("1high+2low"))
+        start = make_scheduler("even").schedule(problem).placement
+    else:
+        point = OperatingPoint("measured")
+        problem = embedded_job(at)
+        start = Placement(node=np.array([0, 1, 1, 2, 2]), worker=np.zeros(5, int))
+    beside = BesideRun(problem, start, POLICY, Settings(window_s=WINDOW_S[mode], horizon_windows=3 if mode == "cluster" else 2,
+                                                        time_limit=1.0, point=point), period_s=WINDOW_S[mode])
+    target = out_dir / "autopilot"
+    shutil.rmtree(target, ignore_errors=True)
+    run = measure(problem, start, target, settings, beside=beside)
+    t0 = run["submitted_at"]
+    decisions = (target / "autopilot.jsonl").read_text().splitlines()
+    return {"mode": mode, "why_not_testbed": why or None, "workload": problem.topology.name,
+            "cluster": problem.cluster.name, "shift_at": at, "policy": POLICY.name, "decisions": len(decisions),
+            "timeline": [{"t": round(w["t"] - t0, 1), "throughput": w["throughput"]} for w in run["timeline"]],
+            "plans": [{"t": round(p["t"] - t0, 1), "matched": p["matched"]} for p in run.get("plans", [])]}
+
+
+def autopilot_summary(doc: dict) -> str:
+    """One line: where it ran, the shift, and each plan the autopilot applied."""
+    where = "testbed" if doc["mode"] == "cluster" else "embedded Storm (no testbed)"
+    plans = ", ".join(f"t={p['t']:.0f} s" + (" (Storm ran it)" if p["matched"] else "") for p in doc["plans"]) or "none"
+    return (f"{doc['workload']} on {doc['cluster']}, {where}: keys skew at t={doc['shift_at']:.0f} s; "
+            f"{doc['decisions']} periods, plans applied: {plans}")
