@@ -160,6 +160,9 @@ class Autopilot:
 
     def _decide(self, now: float) -> Decision:
         s, topo = self.settings, self.problem.topology
+        foreign = self._foreign_plan()
+        if foreign:
+            return self._keep(now, (), foreign)
         margin = max(1.0, 0.2 * s.window_s)   # workers write a window a moment after it ends
         start = now - (s.horizon_windows + 2) * s.window_s - margin
         load = records.read_monitor(self.monitor, "load", start, now, live=True)
@@ -220,6 +223,22 @@ class Autopilot:
         self.current, self.history = candidate, history
         return Decision(now, tuple(windows), predicted_now, predicted_new, moves, "apply", why, document["placement"],
                         history)
+
+    def _foreign_plan(self) -> str | None:
+        """Why the plan file is not the loop's own (it does not parse, or holds another placement
+        than the running one), or None. Someone else wrote it: the loop writes no plan over it
+        until it is the running placement again or removed (the plugin, for its part, keeps the
+        running assignment when a plan does not parse)."""
+        plan = self.plan_dir / f"{storm_name(self.problem.topology)}.json"
+        try:
+            on_disk = _plan_on_disk(plan)
+        except (ValueError, OSError) as exc:
+            return f"the plan file is not a plan ({str(exc)[:200]}): someone else wrote it; no plan until it is removed"
+        running = self.current.to_mapping(self.problem.topology.task_labels, self.problem.cluster)
+        if on_disk is not None and on_disk[1] != running:
+            return ("the plan file holds another placement than the running one: someone else wrote it; no plan "
+                    "until it is the running placement again or removed")
+        return None
 
     def _graph(self, traffic, seconds: float) -> TaskGraph:
         """The horizon's measured tuples/s per task pair as edge weights."""

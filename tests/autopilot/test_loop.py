@@ -157,3 +157,23 @@ def test_a_solver_that_aborts_fails_one_period_and_the_loop_goes_on(tmp_path, mo
     assert "ended without an answer" in decisions[0].reason and not (tmp_path / "plans" / "job.json").exists()
     monkeypatch.undo()
     assert ap.step(42.0).reason.startswith("gain")   # the next period computes a candidate again
+
+
+def test_a_plan_file_someone_else_replaced_is_left_alone_and_the_log_says_so(tmp_path):
+    """After the loop applied a plan, garbage in the plan file, then another placement, then the
+    loop's own again: no plan is written over someone else's, and each period says why."""
+    write_windows(tmp_path / "monitor", [0.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0])
+    ap = pilot(tmp_path, Greedy())
+    assert ap.step(32.0).decision == "apply"
+    plan = tmp_path / "plans" / "job.json"
+    ours = plan.read_text()
+    plan.write_text("{not json")
+    garbage = ap.step(42.0)
+    assert garbage.decision == "keep" and "not a plan" in garbage.reason and plan.read_text() == "{not json"
+    other = json.loads(ours)
+    other["placement"] = PACKED.to_mapping(TOPO.task_labels, CLUSTER)
+    plan.write_text(json.dumps(other))
+    assert "another placement than the running one" in ap.step(52.0).reason
+    assert json.loads(plan.read_text())["placement"] == other["placement"]
+    plan.write_text(ours)
+    assert "someone else" not in ap.step(62.0).reason
