@@ -23,12 +23,12 @@ import numpy as np
 from ..autopilot.loop import BesideRun, Settings
 from ..autopilot.policy import Hysteresis
 from ..model import Cluster, Node, Operator, Placement, Problem, Stream, Topology
-from ..model.operating_point import OPERATING_POINTS, OperatingPoint
+from ..model.operating_point import OperatingPoint
 from ..model.topology import Phase
 from ..schedulers import make_scheduler
 from ..storm.run import RunSettings, measure
 from ..workloads import runtime
-from .storm_step import testbed_or_reason
+from .storm_step import step_point, testbed_or_reason
 
 #: (testbed, embedded): seconds after submission at which the keys skew, seconds measured after
 #: the warm-up, the monitor window (= the autopilot's period)
@@ -61,7 +61,7 @@ def run_autopilot_step(out_dir: Path, *, quick: bool = False, log=print) -> dict
     at = SHIFT_AT[mode]
     settings = RunSettings(mode=mode, warmup_s=WARMUP_S[mode], duration_s=MEASURE_S[mode], window_s=WINDOW_S[mode])
     if mode == "cluster":
-        point = dataclasses.replace(OPERATING_POINTS["10ms-sleeps"], cpu_budget=settings.testbed.budget())
+        point = step_point(mode, settings)
         settings = dataclasses.replace(settings, storm_conf=point.conf(), ackers=point.ackers, operating_point=point)
         problem = Problem.from_topology(point.sources(runtime.shift(at)), runtime.named_cluster("1high+2low"))
         start = make_scheduler("even").schedule(problem).placement

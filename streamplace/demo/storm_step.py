@@ -84,9 +84,10 @@ def testbed_or_reason() -> tuple[str, str]:
     return "cluster", ""
 
 
-def _point(mode: str, settings: RunSettings) -> OperatingPoint:
-    """The operating point the step's jobs run at: the bundled model's on the testbed (saturated
-    spouts, the campaign's settings), Storm's defaults at the topology's rates on embedded Storm."""
+def step_point(mode: str, settings: RunSettings) -> OperatingPoint:
+    """The operating point the demo's Storm jobs run at: the bundled model's on the testbed
+    (saturated spouts, the campaign's settings, the testbed's CPU budget), Storm's defaults at the
+    topology's rates on embedded Storm."""
     if mode == "cluster":
         return dataclasses.replace(OPERATING_POINTS["10ms-sleeps"], cpu_budget=settings.testbed.budget())
     return OperatingPoint("embedded", {})
@@ -109,7 +110,7 @@ def run_storm_step(records: Sequence[ResultRecord], out_dir: Path, problem_from_
             "performance measurement)")
     settings = RunSettings(mode=mode, warmup_s=WARMUP_S, duration_s=MEASURE_S, window_s=WINDOW_S)
     bed = settings.testbed
-    point = _point(mode, settings)
+    point = step_point(mode, settings)
     work = out_dir / "storm" / "work"
     shutil.rmtree(work, ignore_errors=True)
     if mode == "cluster":   # saturated; embedded Storm halts on back-pressure between its in-process workers

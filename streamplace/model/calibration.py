@@ -152,10 +152,11 @@ def calibrated_topology(topology: Topology, run: MeasuredRun, model: CostModel) 
         ops.append(dataclasses.replace(op, **changes) if changes else op)
     streams = []
     for st in topology.streams:
-        executed_by = [run.tasks.get(label, (0.0, 0.0))[0] for label in
-                       topology.task_labels[topology.tasks_of(st.dst).start:topology.tasks_of(st.dst).stop]]
-        if st.grouping == "fields" and len(topology.upstream(st.dst)) == 1 and sum(executed_by) > 0:
-            st = dataclasses.replace(st, shares=tuple(r / sum(executed_by) for r in executed_by))
+        if st.grouping == "fields" and len(topology.upstream(st.dst)) == 1:
+            receivers = topology.tasks_of(st.dst)
+            executed_by = [run.tasks.get(label, (0.0, 0.0))[0] for label in topology.task_labels[receivers.start:receivers.stop]]
+            if sum(executed_by) > 0:
+                st = dataclasses.replace(st, shares=tuple(r / sum(executed_by) for r in executed_by))
         streams.append(st)
     return Topology.build(topology.name, ops, streams)
 

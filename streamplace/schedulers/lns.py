@@ -104,13 +104,14 @@ class _Traffic:
                  sticky: bool = False):
         self.problem, self.tasks_per_worker, self.seed = problem, tasks_per_worker, seed
         self.node, self.worker, self.sticky = node, worker, sticky
+        self._weights = sp.csr_matrix(problem.graph.weights) if sticky else None   # built once, read per candidate
 
     def __call__(self, node: np.ndarray) -> float:
         return _cut(self.problem.graph.edges, node)
 
     def workers(self, node: np.ndarray) -> np.ndarray:
         if self.sticky:
-            return sticky_workers(sp.csr_matrix(self.problem.graph.weights), node, self.node, self.worker)
+            return sticky_workers(self._weights, node, self.node, self.worker)
         return _workers(self.problem, node, self.node, self.worker, self.tasks_per_worker, self.seed)
 
     def take(self, node: np.ndarray) -> None:
