@@ -192,14 +192,24 @@ def _launch_gateway(conf: dict[str, str]) -> None:
             os.close(write)   # the JVM holds its own copy; the filter ends when the JVM exits
         SparkContext._gateway = gateway
         SparkContext._jvm = gateway.jvm
-        atexit.register(_end_jvm, gateway.proc)   # runs before the removal of its temporary directory
+        atexit.register(_end_jvm, gateway)   # runs before the removal of its temporary directory
 
 
-def _end_jvm(proc: subprocess.Popen, grace: float = 10.0) -> None:
+def _end_jvm(gateway, grace: float = 10.0) -> None:
     """At exit: end PySpark's JVM and wait for it, so that no JVM outlives the command. The JVM
     exits when its stdin closes (PySpark's own way of ending it with the Python process, which
     alone would leave it running for a moment after this process is gone); SIGKILL after
-    ``grace`` seconds."""
+    ``grace`` seconds.
+
+    py4j is told first that the gateway is gone, so that no Java object Python frees later sends
+    its release. A release already on its way (py4j's finalizer thread sends them while the main
+    thread runs) fails when the JVM ends, and py4j logs that as a traceback on the root logger:
+    :func:`_quiet_py4j` keeps it off stderr, where it would follow a command's one-line error.
+    """
+    client = gateway._gateway_client
+    client.is_connected = False   # py4j's own flag: its client sends nothing once it is False
+    _quiet_py4j()
+    proc = gateway.proc
     if proc.poll() is not None:
         return
     try:
@@ -209,6 +219,11 @@ def _end_jvm(proc: subprocess.Popen, grace: float = 10.0) -> None:
     except (OSError, subprocess.TimeoutExpired):
         proc.kill()
         proc.wait()
+
+
+def _quiet_py4j() -> None:
+    """Drop py4j's log records from here on (the JVM is being ended: a failed send is expected)."""
+    logging.getLogger().addFilter(lambda record: "py4j" not in Path(record.pathname).parts)
 
 
 def active_session():

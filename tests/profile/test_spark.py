@@ -149,3 +149,42 @@ def test_no_spark_jvm_outlives_the_process_that_started_it(cli_profile):
     assert code == 0, err
     assert jvms, "no Spark JVM was seen below the command"
     assert left == [], [open(f"/proc/{pid}/stat").read() for pid in left if os.path.exists(f"/proc/{pid}")]
+
+
+PY4J_SEND_TO_AN_ENDING_JVM = r'''
+import socket, struct, subprocess, sys, threading, types
+from py4j.java_gateway import GatewayClient, GatewayParameters
+from streamplace.profile import spark as sparkmod
+
+server = socket.create_server(("127.0.0.1", 0))
+def reset_every_connection():   # what a JVM that exits mid-command does to py4j's socket
+    while True:
+        conn, _ = server.accept()
+        conn.recv(1024)
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        conn.close()
+threading.Thread(target=reset_every_connection, daemon=True).start()
+
+def release():   # py4j's finalizer thread releasing a Java object
+    client = GatewayClient(gateway_parameters=GatewayParameters(port=server.getsockname()[1]))
+    client.send_command("m\nd\no1\ne\n")
+
+if sys.argv[1] == "ending":
+    gateway = types.SimpleNamespace(_gateway_client=GatewayClient(), proc=subprocess.Popen(["cat"], stdin=subprocess.PIPE))
+    sparkmod._end_jvm(gateway)
+    assert gateway.proc.returncode == 0 and gateway._gateway_client.is_connected is False
+release()
+'''
+
+
+@pytest.mark.parametrize("when", ["running", "ending"])
+def test_a_release_that_fails_while_the_jvm_ends_prints_nothing(when):
+    """py4j logs a send the JVM resets as a traceback; while the JVM is running that is a real
+    failure and shows, but once :func:`_end_jvm` ends it the failure is expected and kept off
+    stderr (a refused command's one line stays one line)."""
+    proc = subprocess.run([sys.executable, "-c", PY4J_SEND_TO_AN_ENDING_JVM, when], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    if when == "running":
+        assert "Exception while sending command" in proc.stderr and "Traceback" in proc.stderr
+    else:
+        assert proc.stderr == ""
