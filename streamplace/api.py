@@ -267,14 +267,17 @@ def storm_run(problem: Problem, out_dir: str | os.PathLike, settings=None, *, pl
               scheduler: str | None = None, params: dict | None = None, seed: int | None = None,
               time_limit: float | None = None, profiling: Any = None, workers: int | None = None, fmt: str = "jsonl",
               force: bool = False, on_event: Callable[[dict], None] | None = None,
-              on_note: Callable[[str], None] | None = None, autopilot: dict | None = None) -> StormRun:
+              on_note: Callable[[str], None] | None = None, autopilot: dict | None = None,
+              faults: Sequence | None = None) -> StormRun:
     """Runs the job on Apache Storm under a plan file, a scheduler's placement, or (neither)
     Storm's own scheduler, measures it and writes ``out_dir`` (``run.json`` with the provenance
     under ``source``, the monitor's traffic and load records, ``plan.json``, ``storm.log``).
     ``autopilot`` (keywords of :func:`run_autopilot`: ``policy``, ``min_gain``, ``confirm``,
     ``max_moves``, ``cooldown_s``, ``move_cost``, ``time_limit``, ``horizon_windows``, ``period_s``)
-    runs the autopilot beside the job: ``autopilot.jsonl`` and ``plans`` in ``run.json``."""
-    from .storm.run import measure
+    runs the autopilot beside the job: ``autopilot.jsonl`` and ``plans`` in ``run.json``.
+    ``faults`` (:class:`~streamplace.storm.faults.Fault`, testbed only) are injected while the job
+    runs: ``faults.jsonl`` and ``faults`` in ``run.json``."""
+    from .storm.run import Beside, measure
     from .storm.source import plan_for_run
     if plan is not None and scheduler is not None:
         raise InputError("give exactly one of --plan, --scheduler or --storm-default")
@@ -282,6 +285,11 @@ def storm_run(problem: Problem, out_dir: str | os.PathLike, settings=None, *, pl
     problem, placement, source = plan_for_run(problem, plan, scheduler, params, seed=seed, time_limit=time_limit,
                                               profiling=profiling, on_note=on_note)
     beside = _beside(problem, placement, settings, autopilot) if autopilot is not None else None
+    if faults:
+        from .storm.faults import Faults
+        if settings.mode != "cluster":
+            raise InputError("faults need the testbed (--mode cluster)")
+        beside = Faults(beside or Beside(), list(faults))
     run = measure(problem, placement, Path(out_dir), settings, workers=workers, fmt=fmt, source=source,
                   force=force, on_event=on_event, beside=beside)
     return StormRun(problem, placement, run)

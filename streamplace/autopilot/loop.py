@@ -4,7 +4,13 @@ Every period (:meth:`Autopilot.step`):
 
 1. **Windows.** The traffic monitor's load and traffic records of the last ``horizon_windows``
    windows (a sliding horizon, re-read every period: the monitor writes whole windows, one file
-   per worker, so nothing needs to be kept between periods). No window newer than two windows
+   per worker, so nothing needs to be kept between periods). Before them, what Storm runs, as
+   the plugin wrote it at Nimbus' last round (:func:`~streamplace.storm.plans.read_assigned`;
+   without that record, the loop's last plan is taken as running): no plan while Nimbus has not
+   scheduled for :data:`SILENT_ROUNDS` of its rounds, while a node that was alive has no live supervisor,
+   while Storm has not assigned every task, or while Nimbus has not yet read the loop's newest
+   plan; a Storm that runs another placement than the loop's plan (it rejected the plan, or
+   moved tasks off a dead node) is taken as the running placement. No window newer than two windows
    ago (the monitor stopped), a window that not every task reported (a worker restarting), or a
    task label the topology does not have (it changed shape): no plan, the reason logged.
 2. **Profile.** The horizon's traffic as the task graph's edge weights (tuples/s per task pair,
@@ -45,8 +51,13 @@ from ..model.graph import TaskGraph
 from ..model.operating_point import OperatingPoint
 from ..model.specs import placement_from_dict
 from ..storm import records
-from ..storm.plans import plan_document, storm_name
+from ..storm.plans import plan_document, read_assigned, storm_name
 from .policy import History, Hysteresis, Policy
+
+
+#: scheduling rounds missed after which Nimbus counts as away (its ``nimbus.monitor.freq.secs``
+#: apart, which the plugin's record carries): one missed round is a slow round, three are not
+SILENT_ROUNDS = 3
 
 
 @dataclass(frozen=True)
@@ -97,6 +108,7 @@ class Autopilot:
                  policy: Policy | None = None, settings: Settings | None = None, history: History | None = None):
         self.problem, self.monitor, self.plan_dir, self.log = problem, Path(monitor), Path(plan_dir), Path(log)
         self.current = current
+        self.planned = current.to_mapping(problem.topology.task_labels, problem.cluster)   # the loop's own plan
         self.policy = policy or Hysteresis()
         self.settings = settings or Settings()
         self.history = history or History()
@@ -163,6 +175,9 @@ class Autopilot:
         foreign = self._foreign_plan()
         if foreign:
             return self._keep(now, (), foreign)
+        not_now = self._storm_runs(now)
+        if not_now:
+            return self._keep(now, (), not_now)
         margin = max(1.0, 0.2 * s.window_s)   # workers write a window a moment after it ends
         start = now - (s.horizon_windows + 2) * s.window_s - margin
         load = records.read_monitor(self.monitor, "load", start, now, live=True)
@@ -220,7 +235,7 @@ class Autopilot:
                                  streamplace_autopilot={"t": now, "policy": self.policy.name, "gain": gain})
         self.plan_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(self.plan_dir / f"{storm_name(topo)}.json", dumps_json(document) + "\n")
-        self.current, self.history = candidate, history
+        self.current, self.history, self.planned = candidate, history, document["placement"]
         return Decision(now, tuple(windows), predicted_now, predicted_new, moves, "apply", why, document["placement"],
                         history)
 
@@ -234,11 +249,40 @@ class Autopilot:
             on_disk = _plan_on_disk(plan)
         except (ValueError, OSError) as exc:
             return f"the plan file is not a plan ({str(exc)[:200]}): someone else wrote it; no plan until it is removed"
-        running = self.current.to_mapping(self.problem.topology.task_labels, self.problem.cluster)
-        if on_disk is not None and on_disk[1] != running:
-            return ("the plan file holds another placement than the running one: someone else wrote it; no plan "
-                    "until it is the running placement again or removed")
+        if on_disk is not None and on_disk[1] != self.planned:
+            return ("the plan file holds another placement than the loop's plan: someone else wrote it; no plan "
+                    "until it is the loop's plan again or removed")
         return None
+
+    def _storm_runs(self, now: float) -> str | None:
+        """Why no plan can be made now from what Storm runs (the plugin's record), or None. When
+        Storm runs another placement than the loop's plan, and Nimbus has read the plan, that
+        placement becomes the running one (the plugin rejected the plan, or Storm moved tasks)."""
+        topo, cluster = self.problem.topology, self.problem.cluster
+        try:
+            seen = read_assigned(self.plan_dir, topo)
+        except (ValueError, OSError) as exc:
+            return f"what Storm runs cannot be read: {str(exc)[:200]}"
+        if seen is None:
+            return None
+        if now - seen.round_s > SILENT_ROUNDS * seen.round_every_s:
+            return (f"Nimbus has not scheduled for {now - seen.round_s:.0f} s ({SILENT_ROUNDS} rounds of "
+                    f"{seen.round_every_s:g} s): no plan until it does")
+        if seen.dead:
+            return (f"node {', '.join(seen.dead)} has no live supervisor (Nimbus' round at t={seen.round_s:.0f}): "
+                    "no plan while the cluster is short of it")
+        if len(seen.assignment) < topo.n_tasks:
+            return f"Storm has assigned {len(seen.assignment)} of {topo.n_tasks} tasks ({seen.status})"
+        if seen.assignment == self.current.to_mapping(topo.task_labels, cluster):
+            return None
+        plan = self.plan_dir / f"{storm_name(topo)}.json"
+        if plan.is_file() and (seen.plan_modified_s is None or plan.stat().st_mtime > seen.plan_modified_s + 1e-3):
+            return "waiting for Nimbus' next round to read the plan"
+        try:
+            self.current = placement_from_dict({"placement": seen.assignment}, topo, cluster, "Storm's assignment")
+        except ValueError as exc:
+            return f"Storm's assignment is not a placement of this job: {str(exc)[:200]}"
+        return f"Storm runs another placement than the loop's plan ({seen.status}): taken as the running one"
 
     def _graph(self, traffic, seconds: float) -> TaskGraph:
         """The horizon's measured tuples/s per task pair as edge weights."""

@@ -1,4 +1,5 @@
-"""Plan files: what the Nimbus plugin reads, one ``<topology name>.json`` per topology.
+"""Plan files: what the Nimbus plugin reads, one ``<topology name>.json`` per topology, and what
+it writes back: what Storm runs, ``assigned/<topology name>.json`` in the same directory.
 
 A plan is the JSON ``streamplace schedule -o`` writes; the plugin uses its ``placement`` (task
 label -> ``{node, worker}``) and ignores every other key.
@@ -8,9 +9,10 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
-from ..files import quote
+from ..files import parse_document, quote
 from ..model import Cluster, Placement, Topology
 from ..model.specs import atomic_write_text
 from .errors import StormError
@@ -43,3 +45,41 @@ def write_plan(plan_dir: Path, name: str, document: dict) -> Path:
     path = plan_dir / f"{name}.json"
     atomic_write_text(path, json.dumps(document, indent=2) + "\n")
     return path
+
+
+#: the plugin's directory, inside the plan directory, of what Storm runs (Java: ``Assigned.DIR``)
+ASSIGNED_DIR = "assigned"
+
+
+@dataclass(frozen=True)
+class Assigned:
+    """What Storm ran at the end of Nimbus' last scheduling round, as the plugin wrote it: the
+    round's time, Nimbus' time between rounds (``nimbus.monitor.freq.secs``) and the round's
+    scheduler status, the modification time of the plan the round read (None:
+    no plan), the nodes with a live supervisor and those seen alive before but not now, and the
+    assignment in a plan's own form (task label -> ``{node, worker}``; tasks Storm has not
+    assigned are absent)."""
+    round_s: float
+    round_every_s: float
+    status: str
+    plan_modified_s: float | None
+    alive: tuple[str, ...]
+    dead: tuple[str, ...]
+    assignment: dict
+
+
+def read_assigned(plan_dir: Path, topology: Topology) -> Assigned | None:
+    """The plugin's record of what Storm runs for ``topology`` (None: there is none, as with a
+    plugin older than the record or before Nimbus' first round). Read without recording it as an
+    input: the plugin replaces it every round."""
+    path = Path(plan_dir) / ASSIGNED_DIR / f"{storm_name(topology)}.json"
+    if not path.is_file():
+        return None
+    doc = parse_document(path.read_bytes(), path, "json")
+    fields = {"round_ms": (int, float), "round_every_s": (int, float), "status": (str, type(None)), "alive_nodes": list, "dead_nodes": list, "assignment": dict}
+    for name, kind in fields.items():
+        if not isinstance(doc, dict) or not isinstance(doc.get(name), kind):
+            raise ValueError(f"{path}: {name}: missing or of the wrong type (not the plugin's record of what Storm runs)")
+    modified = doc.get("plan_modified_ms")
+    return Assigned(doc["round_ms"] / 1000.0, float(doc["round_every_s"]), doc["status"] or "", None if modified is None else modified / 1000.0,
+                    tuple(map(str, doc["alive_nodes"])), tuple(map(str, doc["dead_nodes"])), doc["assignment"])

@@ -173,7 +173,54 @@ def test_a_plan_file_someone_else_replaced_is_left_alone_and_the_log_says_so(tmp
     other = json.loads(ours)
     other["placement"] = PACKED.to_mapping(TOPO.task_labels, CLUSTER)
     plan.write_text(json.dumps(other))
-    assert "another placement than the running one" in ap.step(52.0).reason
+    assert "another placement than the loop's plan" in ap.step(52.0).reason
     assert json.loads(plan.read_text())["placement"] == other["placement"]
     plan.write_text(ours)
     assert "someone else" not in ap.step(62.0).reason
+
+
+SPREAD = Placement(node=np.array([0, 1, 0, 1]), worker=np.array([0, 0, 0, 0]))
+
+
+def storm_ran(tmp_path, placement, *, round_s, alive=("n0", "n1"), dead=(), plan_read_s=None, status="streamplace: plan applied"):
+    """The plugin's record of what Storm runs (``plans/assigned/job.json``), as its ``Assigned`` writes it."""
+    doc = {"topology": "job", "id": "job-1-1", "round_ms": round_s * 1000, "round_every_s": 10.0, "status": status,
+           "plan_modified_ms": None if plan_read_s is None else plan_read_s * 1000,
+           "alive_nodes": list(alive), "dead_nodes": list(dead),
+           "assignment": placement.to_mapping(TOPO.task_labels, CLUSTER) if placement is not None else {}}
+    (tmp_path / "plans" / "assigned").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "plans" / "assigned" / "job.json").write_text(json.dumps(doc))
+
+
+def test_no_plan_while_a_node_is_dead_nimbus_is_silent_or_storm_has_not_assigned_every_task(tmp_path):
+    """The packed job would gain from spreading (the first test), but Storm's own view forbids a
+    plan: each period says what it saw, and no plan file is written."""
+    write_windows(tmp_path / "monitor", [0.0, 10.0, 20.0, 30.0, 40.0])
+    ap = pilot(tmp_path, Greedy())
+    storm_ran(tmp_path, PACKED, round_s=31.0, alive=("n0",), dead=("n1",))
+    dead = ap.step(32.0)
+    assert dead.decision == "keep" and "node n1 has no live supervisor" in dead.reason
+    storm_ran(tmp_path, PACKED, round_s=2.0)
+    assert "Nimbus has not scheduled for 40 s (3 rounds of 10 s)" in ap.step(42.0).reason
+    storm_ran(tmp_path, Placement(node=np.array([0, 0, 0, 0]), worker=np.array([0, 0, 0, 0])), round_s=41.0)
+    (tmp_path / "plans" / "assigned" / "job.json").write_text(
+        (tmp_path / "plans" / "assigned" / "job.json").read_text().replace(', "b[1]": {"node": "n0", "worker": 0}', ""))
+    assert "Storm has assigned 3 of 4 tasks" in ap.step(42.0).reason
+    assert not (tmp_path / "plans" / "job.json").exists()
+    storm_ran(tmp_path, PACKED, round_s=51.0)
+    assert ap.step(52.0).decision == "apply"   # the same windows, Storm's view in order: the gain stands
+
+
+def test_storm_running_another_placement_becomes_the_running_one_once_nimbus_read_the_plan(tmp_path):
+    write_windows(tmp_path / "monitor", [0.0, 10.0, 20.0])
+    ap = pilot(tmp_path, Hysteresis(min_gain=0.05, confirm=5, cooldown_s=0))
+    plan = tmp_path / "plans" / "job.json"
+    plan.parent.mkdir()
+    plan.write_text(json.dumps({"placement": PACKED.to_mapping(TOPO.task_labels, CLUSTER)}))   # the loop's starting plan
+    storm_ran(tmp_path, SPREAD, round_s=31.0, plan_read_s=plan.stat().st_mtime - 5)
+    assert ap.step(32.0).reason == "waiting for Nimbus' next round to read the plan" and ap.current == PACKED
+    storm_ran(tmp_path, SPREAD, round_s=31.0, plan_read_s=plan.stat().st_mtime, status="streamplace: plan rejected: x")
+    adopted = ap.step(32.0)
+    assert "Storm runs another placement than the loop's plan (streamplace: plan rejected: x)" in adopted.reason
+    assert ap.current == SPREAD
+    assert "someone else" not in ap.step(32.0).reason   # the plan file is still the loop's own

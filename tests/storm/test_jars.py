@@ -13,7 +13,7 @@ PKG = "org/streamplace/storm/"
 # PlanScheduler (IScheduler) -> plan reading (Plan, Documents, SpecException), the mapping to
 # slots (PlanAssignment) and task labels (TaskLabels)
 PLUGIN = {"PlanScheduler", "PlanScheduler$CachedPlan", "PlanAssignment", "PlanAssignment$Misfit", "Plan", "Plan$Target",
-          "TaskLabels", "Documents", "SpecException"}
+          "TaskLabels", "Documents", "SpecException", "Assigned", "Json"}
 HARNESS_ONLY = {"JobRunner", "LocalRunner", "ClusterRunner", "JobFile", "JobSchema", "Events", "Submitter",
                 "TopologyWatch", "JobReport", "MeasuredWindow", "Engine", "SpecTopology", "SpecComponents",
                 "TrafficMonitor", "MonitorWriter", "Spec", "TopologyConf"}

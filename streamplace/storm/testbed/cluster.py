@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...model.cluster import cpu_scale
+from ...files import quote
 from ...interrupt import cleanup
 from ...model import Cluster
 from .. import jvm
@@ -153,6 +154,15 @@ def worker_childopts(heap_mb: int) -> str:
 DAEMON_OPTS = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
 
 
+#: the testbed this process runs (at most one: the lock), for what acts on it from beside a run
+_ACTIVE: list["Testbed"] = []
+
+
+def active() -> "Testbed | None":
+    """The testbed running in this process, if any."""
+    return _ACTIVE[-1] if _ACTIVE else None
+
+
 class Testbed:
     """A running testbed for ``cluster``; files (confs, logs, ZooKeeper data) under ``work_dir``."""
 
@@ -176,6 +186,8 @@ class Testbed:
         self._groups: CpuCgroups | None = None
         self._lock = None
         self._procs: list[subprocess.Popen] = []
+        self._daemons: dict[str, tuple[list[str], Path]] = {}   # name -> (its command, its log)
+        self._running: dict[str, subprocess.Popen] = {}
         self._cleanup = None
 
     # -- what runners need -------------------------------------------------------------------
@@ -204,6 +216,29 @@ class Testbed:
         """Node name -> its cgroup's :class:`~.cgroups.CpuReading` now."""
         return {link.name: self._groups.reading(link.netns) for link in self.links}
 
+    # -- faults ------------------------------------------------------------------------------
+    def daemon_names(self) -> list[str]:
+        """The daemons this testbed runs: ``zookeeper``, ``nimbus``, ``supervisor-<node>``."""
+        return list(self._daemons)
+
+    def kill(self, name: str) -> None:
+        """SIGKILL one daemon (a fault: a supervisor or Nimbus dying without a word). The workers a
+        supervisor started keep running, as on a real node whose supervisor process died."""
+        proc = self._running.get(name)
+        if proc is None:
+            raise StormError(f"testbed: no daemon {quote(name)} (there are {', '.join(self._daemons)})")
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+    def start_again(self, name: str) -> None:
+        """Start a killed daemon again with its own command, namespace and cgroup (its log is appended to)."""
+        if name not in self._daemons:
+            raise StormError(f"testbed: no daemon {quote(name)} (there are {', '.join(self._daemons)})")
+        if self._running[name].poll() is None:
+            raise StormError(f"testbed: daemon {quote(name)} is running; kill it first")
+        self._launch(name, *self._daemons[name])
+
     # -- life cycle ----------------------------------------------------------------------------
     def __enter__(self) -> "Testbed":
         self.start()
@@ -217,6 +252,7 @@ class Testbed:
         home = storm_home()
         java = jvm.java()
         self._take_lock()
+        _ACTIVE.append(self)
         self._cleanup = cleanup(self.close)
         self._cleanup.__enter__()   # Ctrl-C while anything below runs still tears down
         try:
@@ -267,6 +303,9 @@ class Testbed:
                 proc.kill()
                 proc.wait()
         self._procs.clear()
+        self._running.clear()
+        if self in _ACTIVE:
+            _ACTIVE.remove(self)
         if self._cleanup is not None:
             self._cleanup.__exit__(None, None, None)
             self._cleanup = None
@@ -322,10 +361,14 @@ class Testbed:
         (self.work / "tmp").mkdir(exist_ok=True)
         # join the cgroup first (ip netns exec remounts /sys, hiding it), then the namespace
         script = 'echo $$ > "$0" && exec ip netns exec "$@"'
-        with open(logs / f"{name}.out", "wb") as out:
-            self._procs.append(subprocess.Popen(["sh", "-c", script, str(self._groups.procs_file(group)), netns, *cmd],
-                                                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                                start_new_session=True))
+        self._daemons[name] = (["sh", "-c", script, str(self._groups.procs_file(group)), netns, *cmd], logs / f"{name}.out")
+        self._launch(name, *self._daemons[name])
+
+    def _launch(self, name: str, argv: list[str], log: Path) -> None:
+        with open(log, "ab") as out:
+            proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        self._procs.append(proc)
+        self._running[name] = proc
 
 
 def _teardown(groups: CpuCgroups | None) -> None:

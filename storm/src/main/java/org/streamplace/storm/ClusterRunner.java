@@ -1,5 +1,7 @@
 package org.streamplace.storm;
 
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -12,6 +14,7 @@ import org.apache.storm.generated.Nimbus;
 import org.apache.storm.generated.StormTopology;
 import org.apache.storm.generated.SubmitOptions;
 import org.apache.storm.generated.SupervisorSummary;
+import org.apache.storm.thrift.transport.TTransportException;
 import org.apache.storm.utils.NimbusClient;
 import org.apache.storm.utils.Utils;
 
@@ -22,11 +25,17 @@ import org.apache.storm.utils.Utils;
  * until every node's supervisor has registered, then runs the job file with {@link JobRunner},
  * uploading the harness jar (system property {@code storm.jar}) as each topology's code.
  *
+ * <p>Its Nimbus client follows Nimbus through a restart: a call whose connection broke is made
+ * again on a new connection, for up to {@link TopologyWatch#TIMEOUT_MS} (a fault the autopilot is
+ * tested against; the workers run on meanwhile).
+ *
  * <p>It needs the job file's testbed fields ({@link JobFile#requireTestbed}): {@code nimbus}
  * ({@code host}, {@code port}) and {@code host} and {@code ports} in each {@code cluster[]} entry.
  */
 public final class ClusterRunner implements Engine {
     private final Nimbus.Iface nimbus;
+    private final Map<String, Object> conf;
+    private NimbusClient client;
     private final Map<String, Object> clientConf = new HashMap<>();
     private final Map<String, String> nodeOfHost = new HashMap<>();
     private final Map<String, List<Integer>> portsOfNode = new HashMap<>();
@@ -42,9 +51,11 @@ public final class ClusterRunner implements Engine {
             portsOfNode.put(node.name(), ports);
         }
         Events.emit("starting", Map.of());
-        Map<String, Object> conf = Utils.readStormConfig();
+        conf = Utils.readStormConfig();
         conf.putAll(clientConf);
-        nimbus = NimbusClient.getConfiguredClient(conf).getClient();
+        client = NimbusClient.getConfiguredClient(conf);
+        nimbus = (Nimbus.Iface) Proxy.newProxyInstance(Nimbus.Iface.class.getClassLoader(),
+            new Class<?>[] {Nimbus.Iface.class}, (proxy, method, args) -> call(method, args));
         awaitSupervisors();
         Events.emit("cluster", Map.of("supervisors", nodeOfHost.size()));
     }
@@ -74,6 +85,32 @@ public final class ClusterRunner implements Engine {
         missing.removeAll(seen);
         throw new IllegalStateException("the supervisors of " + missing + " did not register with Nimbus within "
                                         + TopologyWatch.TIMEOUT_MS / 1000 + " s");
+    }
+
+    /** One Nimbus call; a broken connection (Nimbus restarting) is opened again and the call repeated. */
+    private synchronized Object call(java.lang.reflect.Method method, Object[] args) throws Throwable {
+        long deadline = System.currentTimeMillis() + TopologyWatch.TIMEOUT_MS;
+        while (true) {
+            try {
+                if (client == null) {
+                    client = NimbusClient.getConfiguredClient(conf);
+                }
+                return method.invoke(client.getClient(), args);
+            } catch (InvocationTargetException e) {
+                if (!(e.getCause() instanceof TTransportException) || System.currentTimeMillis() > deadline) {
+                    throw e.getCause();
+                }
+            } catch (RuntimeException e) {   // NimbusClient: no leader found while Nimbus starts
+                if (System.currentTimeMillis() > deadline) {
+                    throw e;
+                }
+            }
+            if (client != null) {
+                client.close();
+                client = null;
+            }
+            Thread.sleep(1000);
+        }
     }
 
     @Override

@@ -45,6 +45,7 @@ public class PlanScheduler implements IScheduler {
     private static final Logger LOG = LoggerFactory.getLogger(PlanScheduler.class);
 
     private Path planDir;
+    private double roundEverySecs = 10.0;   // Storm's default nimbus.monitor.freq.secs (defaults.yaml)
     private final Set<String> seenNodes = new HashSet<>();
     private final Map<Path, CachedPlan> cache = new HashMap<>();
 
@@ -53,6 +54,10 @@ public class PlanScheduler implements IScheduler {
 
     @Override
     public void prepare(Map<String, Object> conf, StormMetricsRegistry metricsRegistry) {
+        Object freq = conf.get("nimbus.monitor.freq.secs");
+        if (freq instanceof Number n && n.doubleValue() > 0) {
+            roundEverySecs = n.doubleValue();
+        }
         Object dir = conf.get(PLAN_DIR);
         planDir = dir == null ? null : Paths.get(String.valueOf(dir));
         if (planDir == null) {
@@ -64,13 +69,16 @@ public class PlanScheduler implements IScheduler {
 
     @Override
     public void schedule(Topologies topologies, Cluster cluster) {
+        long roundMs = System.currentTimeMillis();
+        Set<String> alive = Set.of();
+        Set<String> dead = Set.of();
+        List<TopologyDetails> tops = new ArrayList<>(topologies.getTopologies());
+        tops.sort(Comparator.comparing(TopologyDetails::getId));
         try {
-            Set<String> alive = PlanAssignment.nodes(cluster, new HashSet<>()).keySet();
-            Set<String> dead = new HashSet<>(seenNodes);
+            alive = PlanAssignment.nodes(cluster, new HashSet<>()).keySet();
+            dead = new HashSet<>(seenNodes);
             dead.removeAll(alive);
             seenNodes.addAll(alive);
-            List<TopologyDetails> tops = new ArrayList<>(topologies.getTopologies());
-            tops.sort(Comparator.comparing(TopologyDetails::getId));
             for (TopologyDetails td : tops) {
                 try {
                     applyPlan(td, cluster, dead);
@@ -86,6 +94,23 @@ public class PlanScheduler implements IScheduler {
             EvenScheduler.scheduleTopologiesEvenly(topologies, cluster);
         } catch (Throwable t) {
             LOG.error("streamplace: EvenScheduler failed", t);
+        }
+        if (planDir != null) {
+            writeAssigned(tops, cluster, alive, dead, roundMs);
+        }
+    }
+
+    /** Each topology's assignment after the round, for a process beside Nimbus ({@link Assigned}). */
+    private void writeAssigned(List<TopologyDetails> tops, Cluster cluster, Set<String> alive, Set<String> dead, long roundMs) {
+        for (TopologyDetails td : tops) {
+            try {
+                CachedPlan plan = cache.get(planDir.resolve(td.getName() + ".json"));
+                Assigned.write(planDir, td.getName(),
+                               Assigned.describe(td, cluster, alive, dead, plan == null ? null : plan.modified, roundMs,
+                                                 roundEverySecs));
+            } catch (Throwable t) {   // the record is for others to read: failing to write it must not stop Nimbus
+                LOG.warn("streamplace: could not write what {} runs to {}: {}", td.getId(), planDir.resolve(Assigned.DIR), t.toString());
+            }
         }
     }
 

@@ -175,4 +175,36 @@ class PlanSchedulerTest {
         assertTrue(status.contains("the supervisor of node b is not alive"), status);
         assertTrue(status.endsWith("keeping the current assignment"), status);
     }
+
+    @Test
+    void eachRoundWritesWhatStormRunsInThePlansOwnFormForAProcessBesideNimbus() throws Exception {
+        TopologyDetails td = wordcountWithPlan();
+        PlanScheduler s = Fixtures.scheduler(dir);
+        round(s, null, td);
+        String written = Files.readString(dir.resolve("assigned").resolve("wc.json"));
+        Map<?, ?> doc = (Map<?, ?>) Documents.parse(written, "assigned/wc.json");
+        // the plan read back: every label at the plan's node and worker (the plan's PLAN, by hand)
+        assertEquals(Plan.parse(PLAN, "plan").targets(), Plan.fromDocument(doc.get("assignment"), "assigned").targets());
+        assertEquals(List.of("a", "b"), doc.get("alive_nodes"));
+        assertEquals(List.of(), doc.get("dead_nodes"));
+        assertEquals(10.0, ((Number) doc.get("round_every_s")).doubleValue(), "Storm's default nimbus.monitor.freq.secs");
+        assertEquals(Files.getLastModifiedTime(dir.resolve("wc.json")).toMillis(), ((Number) doc.get("plan_modified_ms")).longValue());
+        assertTrue(String.valueOf(doc.get("status")).startsWith("streamplace: plan applied"), String.valueOf(doc.get("status")));
+        try (Stream<Path> left = Files.list(dir.resolve("assigned"))) {
+            assertEquals(List.of("wc.json"), left.map(f -> f.getFileName().toString()).toList(), "no temporary file left");
+        }
+    }
+
+    @Test
+    void aDeadNodeIsListedInWhatStormRuns() throws Exception {
+        TopologyDetails td = wordcountWithPlan();
+        PlanScheduler s = Fixtures.scheduler(dir);
+        round(s, null, td);
+        sups = new TreeMap<>(Map.of("sup-a", sups.get("sup-a")));
+        round(s, null, td);
+        Map<?, ?> doc = (Map<?, ?>) Documents.parse(Files.readString(dir.resolve("assigned").resolve("wc.json")), "assigned");
+        assertEquals(List.of("a"), doc.get("alive_nodes"));
+        assertEquals(List.of("b"), doc.get("dead_nodes"));
+    }
 }
+
