@@ -77,7 +77,7 @@ class Faults(Beside):
         outages = [(begun + f.at, begun + f.at + f.for_s) for f in self.faults if f.kind == "monitor-stop"]
         if outages:
             seen = Path(out_dir) / "relay"
-            self._spawn(self._relay, monitor, seen, outages)
+            self._spawn(relay_monitor, monitor, seen, outages, self._stop)
         plan = self._plan = Path(plan_dir) / f"{_plan_name(plan_dir)}.json"
         self._spawn(self._rounds, Path(plan_dir) / ASSIGNED_DIR / plan.name, Path(out_dir) / "rounds.jsonl")
         for fault in self.faults:
@@ -149,24 +149,25 @@ class Faults(Beside):
                 fh.write(json.dumps({"round_s": last / 1000.0, "status": doc.get("status"), "dead": doc.get("dead_nodes"),
                                      "nodes": nodes, "tasks": len(doc.get("assignment", {}))}) + "\n")
 
-    def _relay(self, monitor: Path, relay: Path, outages: list[tuple[float, float]]) -> None:
-        """Copy the monitor's complete new lines into ``relay``, dropping the records of windows
-        that start in an outage."""
-        relay.mkdir(parents=True, exist_ok=True)
-        offsets: dict[str, int] = {}
-        while not self._stop.wait(RELAY_EVERY_S):
-            for source in sorted(monitor.glob("*.jsonl")) if monitor.is_dir() else []:
-                with open(source, "rb") as fh:
-                    fh.seek(offsets.get(source.name, 0))
-                    data = fh.read()
-                end = data.rfind(b"\n") + 1   # a line still being written waits for the next copy
-                if end == 0:
-                    continue
-                offsets[source.name] = offsets.get(source.name, 0) + end
-                kept = [line for line in data[:end].splitlines(keepends=True)
-                        if not any(lo <= _window_start(line) < hi for lo, hi in outages)]
-                with open(relay / source.name, "ab") as out:
-                    out.writelines(kept)
+def relay_monitor(monitor: Path, relay: Path, outages: list[tuple[float, float]], stop: threading.Event) -> None:
+    """Until ``stop`` is set, copy the monitor's complete new lines into ``relay`` every
+    :data:`RELAY_EVERY_S`, dropping the records of windows that start in an outage (``[lo, hi)``,
+    epoch seconds); a line still being written waits for the next copy."""
+    relay.mkdir(parents=True, exist_ok=True)
+    offsets: dict[str, int] = {}
+    while not stop.wait(RELAY_EVERY_S):
+        for source in sorted(monitor.glob("*.jsonl")) if monitor.is_dir() else []:
+            with open(source, "rb") as fh:
+                fh.seek(offsets.get(source.name, 0))
+                data = fh.read()
+            end = data.rfind(b"\n") + 1
+            if end == 0:
+                continue
+            offsets[source.name] = offsets.get(source.name, 0) + end
+            kept = [line for line in data[:end].splitlines(keepends=True)
+                    if not any(lo <= _window_start(line) < hi for lo, hi in outages)]
+            with open(relay / source.name, "ab") as out:
+                out.writelines(kept)
 
 
 def _window_start(line: bytes) -> float:

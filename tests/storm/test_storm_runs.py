@@ -57,6 +57,8 @@ def test_task_ids_with_ackers_follow_storms_numbering(runs):
     assert sorted(r["system_executors"]) == ["__acker#4", "__acker#5"]
     workers = sorted({(w["node"], w["worker"]) for w in r["assignment"].values()})
     assert [(w["node"], w["worker"]) for _, w in sorted(r["system_executors"].items())] == workers[:2]
+    # submitted inactive (placement only): Storm's spouts never emitted, so no tuple tree was acked or failed
+    assert (r["spout_acked"], r["spout_failed"]) == (0, 0)
 
 
 def test_without_ackers_ids_follow_storms_numbering_too(runs):

@@ -151,3 +151,35 @@ def test_a_network_can_be_built_again_right_after_it_was_destroyed(testbed_ready
             assert leftovers() == []
     finally:
         Network.destroy()
+
+
+def _listening(port: int, within: float) -> bool:
+    import socket
+    deadline = time.monotonic() + within
+    while True:
+        with socket.socket() as s:
+            s.settimeout(0.5)
+            if s.connect_ex((testbed_cluster.CONTROL_IP, port)) == 0:
+                return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
+
+
+def test_a_killed_daemon_is_gone_and_starts_again_with_its_own_command(testbed_ready, tmp_path):
+    """The faults the autopilot is tested against: Nimbus killed stops listening, started again
+    listens again; a running daemon is not started twice; the restarted one is torn down too."""
+    cluster = Cluster.build("one", [Node("n0", 4, slots=1, cores=1)])
+    with testbed_cluster.Testbed(cluster, tmp_path / "bed", tmp_path / "plans") as bed:
+        assert testbed_cluster.active() is bed
+        assert bed.daemon_names() == ["zookeeper", "nimbus", "supervisor-n0"]
+        bed.kill("nimbus")
+        assert not _listening(testbed_cluster.NIMBUS_PORT, 0.0)
+        with pytest.raises(testbed_cluster.StormError, match="is running; kill it first"):
+            bed.start_again("supervisor-n0")
+        with pytest.raises(testbed_cluster.StormError, match="no daemon 'nimbus2'"):
+            bed.kill("nimbus2")
+        bed.start_again("nimbus")
+        assert _listening(testbed_cluster.NIMBUS_PORT, testbed_cluster.START_TIMEOUT_S)
+    assert testbed_cluster.active() is None
+    assert leftovers() == []

@@ -66,8 +66,32 @@ final class JobReport {
             }
         }
         out.put("topology_conf", conf);
+        out.putAll(spoutTotals(info));
         out.put("measure_start", window.startMs() / 1000.0);
         out.put("measure_end", window.endMs() / 1000.0);
         return out;
+    }
+
+    /**
+     * Storm's own all-time counts over the topology's spout executors: {@code spout_acked} and
+     * {@code spout_failed} (tuple trees a spout emitted with a message id that completed, or failed
+     * or timed out; both 0 without ackers), as the UI shows them.
+     */
+    static Map<String, Object> spoutTotals(TopologyInfo info) {
+        long acked = 0;
+        long failed = 0;
+        for (ExecutorSummary e : info.get_executors()) {
+            if (e.get_stats() == null || !e.get_stats().get_specific().is_set_spout()) {
+                continue;
+            }
+            var spout = e.get_stats().get_specific().get_spout();
+            acked += sum(spout.get_acked().get(":all-time"));
+            failed += sum(spout.get_failed().get(":all-time"));
+        }
+        return Map.of("spout_acked", acked, "spout_failed", failed);
+    }
+
+    private static long sum(Map<String, Long> byStream) {
+        return byStream == null ? 0 : byStream.values().stream().mapToLong(Long::longValue).sum();
     }
 }

@@ -1,0 +1,107 @@
+"""What a migration costs with acking on the Storm testbed (needs root), as
+benchmarks/results/PLAN-migration-acking.md fixes it: the `shift` job at `acking-msp50`, static
+under even and migrating under the every-period policy, in the order static, migrating,
+migrating, static.
+
+    .venv/bin/python benchmarks/migration_acking.py -o out/migration-acking        # 4 runs, ~12 min
+    .venv/bin/python benchmarks/migration_acking.py -o out/migration-acking --summary-only
+
+Appends one record per run to DIR/runs.jsonl and keeps each run's directory under DIR/runs/;
+prints per run Storm's acked and failed tuple trees, the plans applied and each migration's dip.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+import streamplace as sp
+from streamplace.model import Problem
+from streamplace.workloads import runtime
+
+WINDOW = 5.0
+ORDER = [("static", 1), ("migrating", 1), ("migrating", 2), ("static", 2)]
+AUTOPILOT = {"policy": "every-period", "max_moves": 4, "move_cost": 0.01, "time_limit": 2.0, "horizon_windows": 3,
+             "period_s": WINDOW}
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.is_file() else []
+
+
+def run_all(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    runs_file = out / "runs.jsonl"
+    done = {(r["kind"], r["rep"]) for r in _lines(runs_file)}
+    problem = Problem.from_topology(runtime.shift(40.0), runtime.named_cluster("1high+2low"))
+    settings = sp.storm_settings(mode="cluster", operating_point="acking-msp50", duration_s=150.0, warmup_s=10.0,
+                                 window_s=WINDOW)
+    for i, (kind, rep) in enumerate(ORDER, 1):
+        if (kind, rep) in done:
+            continue
+        print(f"[{i}/{len(ORDER)}] {kind} r{rep}", flush=True)
+        run_dir = out / "runs" / f"{kind}-r{rep}"
+        result = sp.storm_run(problem, run_dir, settings, scheduler="even", force=True,
+                              autopilot=AUTOPILOT if kind == "migrating" else None)
+        keep = ("throughput", "submitted_at", "timeline", "plans", "spout_acked", "spout_failed", "latency_ms")
+        rec = {"kind": kind, "rep": rep, **{k: result.run.get(k) for k in keep}}
+        with open(runs_file, "a") as fh:
+            fh.write(json.dumps(rec) + "\n")
+        print("    " + line(rec), flush=True)
+
+
+def migrations(rec: dict) -> list[dict]:
+    """Each applied plan's dip and recovery, by the shift campaign's definitions."""
+    t0 = rec["submitted_at"]
+    series = [(w["t"] - t0, w["throughput"]) for w in rec["timeline"]]
+    plans = [p["t"] - t0 for p in rec.get("plans") or []]
+    end = series[-1][0] + WINDOW if series else 0.0
+    out = []
+    for k, ta in enumerate(plans):
+        nxt = plans[k + 1] if k + 1 < len(plans) else end
+        pre = statistics.fmean([r for t, r in series if ta - 3 * WINDOW <= t < ta] or [float("nan")])
+        post_vals = [r for t, r in series if ta + 30 <= t and t + WINDOW <= min(ta + 60, nxt)]
+        post = statistics.fmean(post_vals) if post_vals else float("nan")
+        after = [(t, r) for t, r in series if t >= ta]
+        rec_t = next((t for t, r in after if r >= 0.9 * post), None)
+        dip = sum(max(0.0, min(pre, post) - r) * WINDOW for t, r in after if rec_t is None or t < rec_t)
+        out.append({"t": round(ta), "recovery_s": None if rec_t is None else round(rec_t + WINDOW - ta),
+                    "dip_tuples": round(dip)})
+    return out
+
+
+def line(rec: dict) -> str:
+    plans = rec.get("plans") or []
+    return (f"{rec['kind']} r{rec['rep']}: throughput {rec['throughput']:,.0f} tuples/s, spout acked "
+            f"{rec['spout_acked']:,}, failed {rec['spout_failed']:,}; {len(plans)} plans; migrations "
+            + ("; ".join(f"t={m['t']} s: recovery {m['recovery_s']} s, dip {m['dip_tuples']:,}" for m in migrations(rec))
+               or "none"))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("-o", "--out", type=Path, required=True)
+    ap.add_argument("--summary-only", action="store_true", help="print the figures of DIR/runs.jsonl, run nothing")
+    args = ap.parse_args()
+    if not args.summary_only:
+        run_all(args.out)
+    runs = _lines(args.out / "runs.jsonl")
+    if not runs:
+        print(f"{args.out / 'runs.jsonl'}: no runs", file=sys.stderr)
+        return 2
+    for rec in runs:
+        print(line(rec))
+    static = [r["spout_failed"] for r in runs if r["kind"] == "static"]
+    for rec in runs:
+        if rec["kind"] == "migrating" and rec.get("plans") and static:
+            extra = (rec["spout_failed"] - statistics.fmean(static)) / len(rec["plans"])
+            print(f"migrating r{rec['rep']}: {extra:,.0f} failed tuple trees per applied plan beyond the static runs' "
+                  f"mean of {statistics.fmean(static):,.0f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

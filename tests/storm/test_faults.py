@@ -1,0 +1,56 @@
+"""The faults injected beside a testbed run: the monitor relay's outage, and refusals. (The
+testbed's own kill and restart are in tests/storm/testbed/.)"""
+
+import json
+import threading
+import time
+
+import pytest
+
+from streamplace.storm.errors import StormError
+from streamplace.storm import faults as faults_module
+from streamplace.storm.faults import Fault, Faults, relay_monitor
+from streamplace.storm.run import Beside
+
+
+def _line(start: float, task: str = "a[0]") -> str:
+    return json.dumps({"window_start": start, "window_seconds": 5.0, "task": task, "executed": 10}) + "\n"
+
+
+def _starts(path):
+    return [json.loads(line)["window_start"] for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_the_relay_drops_the_windows_that_start_in_an_outage_and_waits_for_whole_lines(tmp_path, monkeypatch):
+    monkeypatch.setattr(faults_module, "RELAY_EVERY_S", 0.05)
+    monitor, relay = tmp_path / "monitor", tmp_path / "relay"
+    monitor.mkdir()
+    load = monitor / "load-job-6700-1.jsonl"
+    load.write_text("".join(_line(t) for t in (0.0, 5.0, 10.0, 15.0)) + _line(20.0)[:15])   # the last still being written
+    stop = threading.Event()
+    thread = threading.Thread(target=relay_monitor, args=(monitor, relay, [(5.0, 15.0)], stop))
+    thread.start()
+    try:
+        time.sleep(0.5)
+        assert _starts(relay / load.name) == [0.0, 15.0]   # 5 and 10 started in [5, 15); 20 is not whole yet
+        with open(load, "a") as fh:
+            fh.write(_line(20.0)[15:])
+        time.sleep(0.5)
+        assert _starts(relay / load.name) == [0.0, 15.0, 20.0]
+    finally:
+        stop.set()
+        thread.join()
+
+
+@pytest.mark.parametrize("kwargs, message", [({"kind": "disk-full", "at": 1.0}, "expected one of"),
+                                             ({"kind": "supervisor-kill", "at": 1.0}, "name the node"),
+                                             ({"kind": "nimbus-restart", "at": -1.0}, ">= 0")])
+def test_a_fault_that_cannot_be_injected_is_refused(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        Fault(**kwargs)
+
+
+def test_faults_outside_the_testbed_are_refused_before_anything_runs(tmp_path):
+    faults = Faults(Beside(), [Fault("garbage-plan", 1.0)])
+    with pytest.raises(StormError, match="faults need the testbed"):
+        faults.start(tmp_path / "monitor", tmp_path / "plans", tmp_path)
