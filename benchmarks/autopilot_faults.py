@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 from collections import Counter
@@ -124,8 +125,8 @@ def analyse(rec: dict) -> dict:
 
 
 def _reason_class(reason: str) -> str:
-    """A reason without its figures (times, gains), to count alike ones together."""
-    return reason.split(":")[0].split(" (")[0].split(" at t=")[0][:60]
+    """A reason without its figures (times, gains, counts), to count alike ones together."""
+    return re.sub(r"(?<!\w)[-+]?\d[\d.,]*", "N", reason.split(":")[0].split(" (")[0])[:60]
 
 
 def verdict_line(a: dict) -> str:

@@ -8,8 +8,7 @@ job starts) and, for those with a duration, undoes itself ``for_s`` seconds late
   drops the records of windows starting in the outage, as a monitor that stopped writing would
   leave them missing; the run's own figures still come from every record.
 - ``supervisor-kill``: SIGKILL the supervisor of node ``target`` (its workers keep running, as on a
-  real node whose supervisor process died; Nimbus declares it dead after its
-  ``nimbus.supervisor.timeout.secs``, 60 s by Storm's default).
+  real node whose supervisor process died; Nimbus declared it dead 19-21 s later on the testbed).
 - ``nimbus-restart``: SIGKILL Nimbus, start it again ``for_s`` seconds later.
 - ``garbage-plan``: someone else replaces the job's plan file with bytes that are not a plan.
 
