@@ -21,6 +21,14 @@ def _starts(path):
     return [json.loads(line)["window_start"] for line in path.read_text().splitlines()] if path.exists() else []
 
 
+def _relayed(path, count: int, within: float = 20.0) -> list[float]:
+    """The window starts relayed once at least ``count`` lines are there (or ``within`` s passed)."""
+    deadline = time.monotonic() + within
+    while len(_starts(path)) < count and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return _starts(path)
+
+
 def test_the_relay_drops_the_windows_that_start_in_an_outage_and_waits_for_whole_lines(tmp_path, monkeypatch):
     monkeypatch.setattr(faults_module, "RELAY_EVERY_S", 0.05)
     monitor, relay = tmp_path / "monitor", tmp_path / "relay"
@@ -31,12 +39,12 @@ def test_the_relay_drops_the_windows_that_start_in_an_outage_and_waits_for_whole
     thread = threading.Thread(target=relay_monitor, args=(monitor, relay, [(5.0, 15.0)], stop))
     thread.start()
     try:
-        time.sleep(0.5)
-        assert _starts(relay / load.name) == [0.0, 15.0]   # 5 and 10 started in [5, 15); 20 is not whole yet
+        assert _relayed(relay / load.name, 2) == [0.0, 15.0]   # 5 and 10 started in [5, 15)
+        time.sleep(0.3)   # six more copies: the line of window 20 is not whole, so it is not relayed
+        assert _starts(relay / load.name) == [0.0, 15.0]
         with open(load, "a") as fh:
             fh.write(_line(20.0)[15:])
-        time.sleep(0.5)
-        assert _starts(relay / load.name) == [0.0, 15.0, 20.0]
+        assert _relayed(relay / load.name, 3) == [0.0, 15.0, 20.0]
     finally:
         stop.set()
         thread.join()
