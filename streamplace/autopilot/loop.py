@@ -34,6 +34,7 @@ Every period (:meth:`Autopilot.step`):
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -85,11 +86,13 @@ class Decision:
     reason: str
     placement: dict | None = None    # the placement applied
     history: History = History()     # the policy's state after this period (what a restart resumes from)
+    storm_runs_plan: bool | None = None   # whether Storm ran the loop's plan at Nimbus' last round (None: no record)
 
     def to_dict(self) -> dict:
         out = {"t": self.t, "windows": list(self.windows), "predicted_now": self.predicted_now,
                "predicted_new": self.predicted_new, "moves": self.moves, "decision": self.decision, "reason": self.reason,
-               "above": self.history.above, "last_change": self.history.last_change}
+               "above": self.history.above, "last_change": self.history.last_change,
+               "storm_runs_plan": self.storm_runs_plan}
         if self.placement is not None:
             out["placement"] = self.placement
         return out
@@ -109,6 +112,7 @@ class Autopilot:
         self.problem, self.monitor, self.plan_dir, self.log = problem, Path(monitor), Path(plan_dir), Path(log)
         self.current = current
         self.planned = current.to_mapping(problem.topology.task_labels, problem.cluster)   # the loop's own plan
+        self.observed: bool | None = None   # this period: whether Storm runs the loop's plan (None: no record)
         self.policy = policy or Hysteresis()
         self.settings = settings or Settings()
         self.history = history or History()
@@ -151,7 +155,8 @@ class Autopilot:
     # -- one period --------------------------------------------------------------------
     def step(self, now: float) -> Decision:
         """One period at time ``now`` (seconds, the monitor's clock): the decision, logged."""
-        decision = self._decide(now)
+        self.observed = None
+        decision = dataclasses.replace(self._decide(now), storm_runs_plan=self.observed)
         self.log.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log, "a") as fh:
             fh.write(dumps_json(decision.to_dict(), indent=None) + "\n")
@@ -265,6 +270,7 @@ class Autopilot:
             return f"what Storm runs cannot be read: {str(exc)[:200]}"
         if seen is None:
             return None
+        self.observed = seen.assignment == self.planned
         if now - seen.round_s > SILENT_ROUNDS * seen.round_every_s:
             return (f"Nimbus has not scheduled for {now - seen.round_s:.0f} s ({SILENT_ROUNDS} rounds of "
                     f"{seen.round_every_s:g} s): no plan until it does")
@@ -353,9 +359,10 @@ class BesideRun:
     """The autopilot beside a measured ``storm run`` (``--autopilot``): it starts when the job's
     workers run, steps every ``period_s`` on the run's monitor directory, rewrites the run's plan
     file (which the plugin applies on Nimbus' next round), logs to ``DIR/autopilot.jsonl``, and
-    adds ``plans`` to ``run.json``: each applied plan's ``t``, ``placement`` and ``matched``
-    (whether Storm's assignment at the end of the run is that plan; null for plans replaced
-    before the end, which the run does not observe)."""
+    adds ``plans`` to ``run.json``: each applied plan's ``t``, ``placement`` and ``matched``:
+    whether Storm ran it before the next plan, as the periods after it read the plugin's record
+    (``storm_runs_plan``); without that record, for the last plan whether Storm's assignment at
+    the end of the run is that plan, and null for the others."""
 
     def __init__(self, problem: Problem, placement: Placement, policy: Policy, settings: Settings, period_s: float):
         self.problem, self.placement, self.policy, self.settings, self.period_s = problem, placement, policy, settings, period_s
@@ -392,13 +399,20 @@ class BesideRun:
 
     def summary(self, run: dict) -> dict:
         log = self.pilot.log if self.pilot is not None else None
-        applied = []
-        if log is not None and log.is_file():
-            applied = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
-            applied = [r for r in applied if r["decision"] == "apply"]
-        plans = [{"t": r["t"], "placement": r["placement"],
-                  "matched": (run.get("assignment") == r["placement"]) if i == len(applied) - 1 else None}
-                 for i, r in enumerate(applied)]
+        records = [json.loads(line) for line in log.read_text().splitlines() if line.strip()] \
+            if log is not None and log.is_file() else []
+        applied = [r for r in records if r["decision"] == "apply"]
+        plans = []
+        for i, r in enumerate(applied):
+            nxt = applied[i + 1]["t"] if i + 1 < len(applied) else math.inf
+            seen = [x.get("storm_runs_plan") for x in records if r["t"] < x["t"] < nxt and x.get("storm_runs_plan") is not None]
+            if seen:   # the plugin's record, read every period: did Storm run this plan before the next one?
+                matched = any(seen)
+            elif i == len(applied) - 1:
+                matched = run.get("assignment") == r["placement"]
+            else:
+                matched = None
+            plans.append({"t": r["t"], "placement": r["placement"], "matched": matched})
         out = {"plans": plans, "autopilot_policy": self.policy.name}
         if self.error:
             out["autopilot_error"] = self.error

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from streamplace.autopilot.loop import Autopilot, Settings
+from streamplace.autopilot.loop import Autopilot, BesideRun, Settings
 from streamplace.autopilot.policy import Greedy, Hysteresis
 from streamplace.model import Cluster, Node, Operator, Placement, Problem, Stream, Topology
 from streamplace.model.specs import load_placement
@@ -58,7 +58,8 @@ def test_a_confirmed_gain_writes_the_plan_and_the_log_says_why(tmp_path):
     log = [json.loads(line) for line in (tmp_path / "autopilot.jsonl").read_text().splitlines()]
     assert [r["decision"] for r in log] == ["keep", "apply"] and log[1]["placement"] == second.placement
     assert set(log[0]) == {"t", "windows", "predicted_now", "predicted_new", "moves", "decision", "reason", "above",
-                           "last_change"}
+                           "last_change", "storm_runs_plan"}
+    assert log[0]["storm_runs_plan"] is None   # no record of what Storm runs: not known
     # after the change, the horizon's windows ran the old placement: nothing is decided on them
     assert "settling" in ap.step(52.0).reason
 
@@ -218,9 +219,28 @@ def test_storm_running_another_placement_becomes_the_running_one_once_nimbus_rea
     plan.parent.mkdir()
     plan.write_text(json.dumps({"placement": PACKED.to_mapping(TOPO.task_labels, CLUSTER)}))   # the loop's starting plan
     storm_ran(tmp_path, SPREAD, round_s=31.0, plan_read_s=plan.stat().st_mtime - 5)
-    assert ap.step(32.0).reason == "waiting for Nimbus' next round to read the plan" and ap.current == PACKED
+    waiting = ap.step(32.0)
+    assert waiting.reason == "waiting for Nimbus' next round to read the plan" and ap.current == PACKED
+    assert waiting.storm_runs_plan is False
     storm_ran(tmp_path, SPREAD, round_s=31.0, plan_read_s=plan.stat().st_mtime, status="streamplace: plan rejected: x")
     adopted = ap.step(32.0)
     assert "Storm runs another placement than the loop's plan (streamplace: plan rejected: x)" in adopted.reason
     assert ap.current == SPREAD
     assert "someone else" not in ap.step(32.0).reason   # the plan file is still the loop's own
+
+
+def test_a_plan_counts_as_run_by_storm_when_a_period_before_the_next_plan_saw_it(tmp_path):
+    """run.json's ``plans[].matched`` from the periods' ``storm_runs_plan``: the first plan was
+    seen running, the second never was; without any observation the last plan falls back to
+    Storm's assignment at the end of the run."""
+    a, b = PACKED.to_mapping(TOPO.task_labels, CLUSTER), SPREAD.to_mapping(TOPO.task_labels, CLUSTER)
+    rows = [{"t": 10.0, "decision": "apply", "placement": a, "storm_runs_plan": None},
+            {"t": 15.0, "decision": "keep", "storm_runs_plan": False}, {"t": 20.0, "decision": "keep", "storm_runs_plan": True},
+            {"t": 25.0, "decision": "apply", "placement": b, "storm_runs_plan": True},
+            {"t": 30.0, "decision": "keep", "storm_runs_plan": False}, {"t": 35.0, "decision": "keep", "storm_runs_plan": False}]
+    beside = BesideRun(PROBLEM, PACKED, Greedy(), Settings(window_s=WINDOW), WINDOW)
+    beside.pilot = pilot(tmp_path)
+    beside.pilot.log.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert [p["matched"] for p in beside.summary({"assignment": b})["plans"]] == [True, False]
+    beside.pilot.log.write_text("".join(json.dumps({**r, "storm_runs_plan": None}) + "\n" for r in rows))
+    assert [p["matched"] for p in beside.summary({"assignment": b})["plans"]] == [None, True]
