@@ -5,6 +5,7 @@ a supervisor is killed, Nimbus restarts, the plan file is replaced by garbage).
 
     .venv/bin/python benchmarks/autopilot_faults.py -o out/autopilot-faults            # 4 runs, ~16 min
     .venv/bin/python benchmarks/autopilot_faults.py -o out/autopilot-faults --rounds 2 # a second round
+    .venv/bin/python benchmarks/autopilot_faults.py -o out/autopilot-faults --during-move --rounds 2
     .venv/bin/python benchmarks/autopilot_faults.py -o out/autopilot-faults --summary-only
 
 Appends one record per run to DIR/runs.jsonl (run.json's figures, the autopilot's decisions, the
@@ -38,11 +39,14 @@ FAULTS = {"monitor-stop": Fault("monitor-stop", AT, for_s=15.0),
           "supervisor-kill": Fault("supervisor-kill", AT, target=KILLED),
           "nimbus-restart": Fault("nimbus-restart", AT, for_s=20.0),
           "garbage-plan": Fault("garbage-plan", AT)}
+#: the plan's second part: a supervisor dying during a move (killed as the loop's next plan is written)
+DURING_MOVE = {"supervisor-kill-on-apply": Fault("supervisor-kill-on-apply", 0.0)}
 AUTOPILOT = {"policy": "hysteresis", "min_gain": 0.05, "confirm": 2, "cooldown_s": 60.0, "max_moves": 4,
              "move_cost": 0.01, "time_limit": 2.0, "horizon_windows": 3, "period_s": WINDOW}
 #: each fault's words in the loop's reasons (the plan's third rule)
 SAYS = {"monitor-stop": ("monitor gap", "partial window"), "supervisor-kill": ("no live supervisor",),
-        "nimbus-restart": ("Nimbus has not scheduled",), "garbage-plan": ("not a plan",)}
+        "nimbus-restart": ("Nimbus has not scheduled",), "garbage-plan": ("not a plan",),
+        "supervisor-kill-on-apply": ("no live supervisor", "Storm runs another placement")}
 POINT = "10ms-sleeps"
 CLUSTER = "1high+2low"
 
@@ -51,21 +55,21 @@ def _lines(path: Path) -> list[dict]:
     return [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.is_file() else []
 
 
-def run_all(out: Path, rounds: int) -> None:
+def run_all(out: Path, rounds: int, faults: dict) -> None:
     out.mkdir(parents=True, exist_ok=True)
     runs_file = out / "runs.jsonl"
     done = {(r["fault"], r["rep"]) for r in _lines(runs_file)}
     problem = Problem.from_topology(runtime.shift(SHIFT_AT), runtime.named_cluster(CLUSTER))
     settings = sp.storm_settings(mode="cluster", operating_point=POINT, duration_s=MEASURED, warmup_s=WARMUP,
                                  window_s=WINDOW)
-    order = [(name, rep) for rep in range(1, rounds + 1) for name in FAULTS]
+    order = [(name, rep) for rep in range(1, rounds + 1) for name in faults]
     for i, (name, rep) in enumerate(order, 1):
         if (name, rep) in done:
             continue
         run_dir = out / "runs" / f"{name}-r{rep}"
         print(f"[{i}/{len(order)}] {name} r{rep}", flush=True)
         result = sp.storm_run(problem, run_dir, settings, scheduler="even", force=True, autopilot=AUTOPILOT,
-                              faults=[FAULTS[name]])
+                              faults=[faults[name]])
         run = result.run
         plan_at_end = (run_dir / "plan-at-end.bin")
         rec = {"fault": name, "rep": rep, **{k: run.get(k) for k in ("throughput", "submitted_at", "timeline", "plans",
@@ -98,8 +102,9 @@ def analyse(rec: dict) -> dict:
             in_outage = any(tf <= w < back for w in d["windows"])
             if in_outage or tf + 2 * WINDOW < d["t"] < back + HORIZON_S:
                 wrong.append(d)
-        elif name == "supervisor-kill":
-            if any(where["node"] == KILLED for where in d["placement"].values()):
+        elif name in ("supervisor-kill", "supervisor-kill-on-apply"):
+            killed = KILLED if name == "supervisor-kill" else rec["faults"][0]["action"].split("node ")[1].split(",")[0]
+            if any(where["node"] == killed for where in d["placement"].values()):
                 wrong.append(d)
         elif name == "nimbus-restart":
             restarted = next((f["t"] for f in rec["faults"] if "again" in f["action"]), float("inf"))
@@ -119,8 +124,27 @@ def analyse(rec: dict) -> dict:
            "said": said, "reasons": dict(reasons), "status": rec["scheduler_status"],
            "dead_seen": next((round(r["round_s"] - t0) for r in rec["rounds"] if r.get("dead")), None),
            "final_nodes": sorted({w["node"] for w in (rec.get("assignment") or {}).values()})}
+    if name == "supervisor-kill-on-apply":
+        out["storm_rounds"] = storm_rounds(rec)
     if name == "garbage-plan":
         out["garbage_kept"] = rec["plan_file_at_end"] is not None and "not a plan" in rec["plan_file_at_end"]
+    return out
+
+
+def storm_rounds(rec: dict) -> list[str]:
+    """From the kill on, each change of Storm's assignment: its time, tasks assigned, and whether it
+    is the plan before the kill, the plan written at the kill, or neither (a mix)."""
+    t0, tf = rec["submitted_at"], rec["faults"][0]["t"]
+    applies = [d for d in rec["autopilot"] if d["decision"] == "apply"]
+    new = next((d["placement"] for d in applies if d["t"] <= tf + 1), None)
+    old = next((d["placement"] for d in reversed(applies) if d["t"] < tf - 1), None) or rec["rounds"][0].get("assignment")
+    out = []
+    for r in rec["rounds"]:
+        if r["round_s"] < tf - 3 or "assignment" not in r:
+            continue
+        a = r["assignment"]
+        what = "the new plan" if a == new else "the old plan" if a == old else "neither (a mix)"
+        out.append(f"t={r['round_s'] - t0:.0f} s: {r['tasks']} tasks, {what}; {r['status'][:70]}")
     return out
 
 
@@ -145,9 +169,11 @@ def main() -> int:
     ap.add_argument("-o", "--out", type=Path, required=True)
     ap.add_argument("--rounds", type=int, default=1, help="rounds of the four faults (default 1)")
     ap.add_argument("--summary-only", action="store_true", help="print the verdicts of DIR/runs.jsonl, run nothing")
+    ap.add_argument("--during-move", action="store_true",
+                    help="run the plan's second part instead: a supervisor killed as the loop writes its next plan")
     args = ap.parse_args()
     if not args.summary_only:
-        run_all(args.out, args.rounds)
+        run_all(args.out, args.rounds, DURING_MOVE if args.during_move else FAULTS)
     runs = _lines(args.out / "runs.jsonl")
     if not runs:
         print(f"{args.out / 'runs.jsonl'}: no runs", file=sys.stderr)
@@ -155,6 +181,8 @@ def main() -> int:
     for rec in runs:
         a = analyse(rec)
         print(verdict_line(a))
+        for line in a.get("storm_rounds", []):
+            print("    Storm: " + line)
         print("    reasons after the fault: " + "; ".join(f"{k} x{v}" for k, v in sorted(a["reasons"].items(), key=lambda kv: -kv[1])))
     return 0
 

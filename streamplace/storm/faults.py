@@ -11,11 +11,15 @@ job starts) and, for those with a duration, undoes itself ``for_s`` seconds late
   real node whose supervisor process died; Nimbus declared it dead 19-21 s later on the testbed).
 - ``nimbus-restart``: SIGKILL Nimbus, start it again ``for_s`` seconds later.
 - ``garbage-plan``: someone else replaces the job's plan file with bytes that are not a plan.
+- ``supervisor-kill-on-apply``: from ``at`` on, wait for the next plan written into the plan file
+  and SIGKILL, at once, the supervisor of the node that plan moves the most tasks to (a supervisor
+  dying during a move: before Nimbus' next round has applied the plan).
 
 Each action is appended to ``faults.jsonl`` in the run's directory (``t`` in seconds since the
 epoch, ``fault``, ``action``), and :meth:`Faults.summary` adds them to ``run.json`` as ``faults``.
 Every scheduling round of Nimbus the plugin records (:func:`~streamplace.storm.plans.read_assigned`)
-is appended to ``rounds.jsonl`` (``round_s``, ``status``, ``dead``, the nodes the assignment uses):
+is appended to ``rounds.jsonl`` (``round_s``, ``status``, ``dead``, the nodes the assignment uses,
+its number of tasks, and the ``assignment`` itself when it changed):
 what Storm did about the fault. ``plan-at-end.bin`` holds the plan file's bytes when the job's
 result came in.
 Testbed only: the daemons are the testbed's (:func:`~streamplace.storm.testbed.active`).
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections import Counter
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +38,9 @@ from .errors import StormError
 from .plans import ASSIGNED_DIR
 from .run import Beside
 
-KINDS = ("monitor-stop", "supervisor-kill", "nimbus-restart", "garbage-plan")
+KINDS = ("monitor-stop", "supervisor-kill", "nimbus-restart", "garbage-plan", "supervisor-kill-on-apply")
+#: how often the plan file is looked at for a new plan (s): well under Nimbus' 2-s rounds on the testbed
+PLAN_POLL_S = 0.05
 #: how often the relay copies the monitor's new lines (s): well under a window
 RELAY_EVERY_S = 0.5
 
@@ -128,13 +135,31 @@ class Faults(Beside):
             if self._wait_until(begun + fault.at + fault.for_s):
                 bed.start_again("nimbus")
                 self._note(fault, "Nimbus started again")
+        elif fault.kind == "supervisor-kill-on-apply":
+            node = self._next_plan_target(plan)
+            if node is not None:
+                bed.kill(f"supervisor-{node}")
+                self._note(fault, f"SIGKILL the supervisor of node {node}, which the new plan moves the most tasks to")
         else:
             plan.write_bytes(b"\x00 this is not a plan {")
             self._note(fault, f"{plan.name} replaced with bytes that are not a plan")
 
+    def _next_plan_target(self, plan: Path) -> str | None:
+        """Wait for the plan file to change; the node its new placement moves the most tasks to."""
+        before = json.loads(plan.read_bytes())["placement"]
+        while not self._stop.wait(PLAN_POLL_S):
+            try:
+                now = json.loads(plan.read_bytes())["placement"]
+            except (OSError, ValueError, KeyError):
+                continue
+            if now != before:
+                moved = Counter(where["node"] for label, where in now.items() if before.get(label, {}).get("node") != where["node"])
+                return moved.most_common(1)[0][0] if moved else None
+        return None
+
     def _rounds(self, record: Path, out: Path) -> None:
         """Append each new round of the plugin's record of what Storm runs."""
-        last = None
+        last, assignment = None, None
         while not self._stop.wait(RELAY_EVERY_S):
             try:
                 doc = json.loads(record.read_bytes())
@@ -144,9 +169,12 @@ class Faults(Beside):
                 continue
             last = doc.get("round_ms")
             nodes = sorted({where["node"] for where in doc.get("assignment", {}).values()})
+            row = {"round_s": last / 1000.0, "status": doc.get("status"), "dead": doc.get("dead_nodes"), "nodes": nodes,
+                   "tasks": len(doc.get("assignment", {}))}
+            if doc.get("assignment") != assignment:   # the assignment only when it changed
+                assignment = row["assignment"] = doc.get("assignment")
             with open(out, "a") as fh:
-                fh.write(json.dumps({"round_s": last / 1000.0, "status": doc.get("status"), "dead": doc.get("dead_nodes"),
-                                     "nodes": nodes, "tasks": len(doc.get("assignment", {}))}) + "\n")
+                fh.write(json.dumps(row) + "\n")
 
 def relay_monitor(monitor: Path, relay: Path, outages: list[tuple[float, float]], stop: threading.Event) -> None:
     """Until ``stop`` is set, copy the monitor's complete new lines into ``relay`` every
