@@ -55,14 +55,14 @@ def _lines(path: Path) -> list[dict]:
     return [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.is_file() else []
 
 
-def run_all(out: Path, rounds: int, faults: dict) -> None:
+def run_all(out: Path, rounds: int, faults: dict, first: int = 1) -> None:
     out.mkdir(parents=True, exist_ok=True)
     runs_file = out / "runs.jsonl"
     done = {(r["fault"], r["rep"]) for r in _lines(runs_file)}
     problem = Problem.from_topology(runtime.shift(SHIFT_AT), runtime.named_cluster(CLUSTER))
     settings = sp.storm_settings(mode="cluster", operating_point=POINT, duration_s=MEASURED, warmup_s=WARMUP,
                                  window_s=WINDOW)
-    order = [(name, rep) for rep in range(1, rounds + 1) for name in faults]
+    order = [(name, rep) for rep in range(first, first + rounds) for name in faults]
     for i, (name, rep) in enumerate(order, 1):
         if (name, rep) in done:
             continue
@@ -168,12 +168,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-o", "--out", type=Path, required=True)
     ap.add_argument("--rounds", type=int, default=1, help="rounds of the four faults (default 1)")
+    ap.add_argument("--first-round", type=int, default=1, help="number of the first round to run (default 1)")
     ap.add_argument("--summary-only", action="store_true", help="print the verdicts of DIR/runs.jsonl, run nothing")
     ap.add_argument("--during-move", action="store_true",
                     help="run the plan's second part instead: a supervisor killed as the loop writes its next plan")
     args = ap.parse_args()
     if not args.summary_only:
-        run_all(args.out, args.rounds, DURING_MOVE if args.during_move else FAULTS)
+        run_all(args.out, args.rounds, DURING_MOVE if args.during_move else FAULTS, args.first_round)
     runs = _lines(args.out / "runs.jsonl")
     if not runs:
         print(f"{args.out / 'runs.jsonl'}: no runs", file=sys.stderr)

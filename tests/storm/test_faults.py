@@ -62,3 +62,20 @@ def test_faults_outside_the_testbed_are_refused_before_anything_runs(tmp_path):
     faults = Faults(Beside(), [Fault("garbage-plan", 1.0)])
     with pytest.raises(StormError, match="faults need the testbed"):
         faults.start(tmp_path / "monitor", tmp_path / "plans", tmp_path)
+
+
+def test_the_kill_during_a_move_targets_the_node_the_new_plan_moves_the_most_tasks_to(tmp_path, monkeypatch):
+    monkeypatch.setattr(faults_module, "PLAN_POLL_S", 0.01)
+    plan = tmp_path / "job.json"
+    old = {"a[0]": {"node": "n0", "worker": 0}, "a[1]": {"node": "n0", "worker": 0}, "b[0]": {"node": "n1", "worker": 0}}
+    plan.write_text(json.dumps({"placement": old}))
+    faults = Faults(Beside(), [Fault("supervisor-kill-on-apply", 0.0)])
+    found = []
+    thread = threading.Thread(target=lambda: found.append(faults._next_plan_target(plan)))
+    thread.start()
+    time.sleep(0.1)
+    # a[0] and a[1] move to n2, b[0] to n0: n2 receives the most
+    plan.write_text(json.dumps({"placement": {"a[0]": {"node": "n2", "worker": 0}, "a[1]": {"node": "n2", "worker": 1},
+                                              "b[0]": {"node": "n0", "worker": 0}}}))
+    thread.join(timeout=10)
+    assert found == ["n2"]

@@ -127,9 +127,9 @@ public class PlanScheduler implements IScheduler {
         }
         SchedulerAssignment current = cluster.getAssignmentById(td.getId());
         boolean running = current != null && !current.getExecutorToSlot().isEmpty();
-        String keep = running ? "; keeping the current assignment" : "; EvenScheduler";
+        String lost = running ? notRunningWhole(td, current, cluster) : null;
         if (cached.error != null) {
-            status(cluster, td, "plan rejected: " + cached.error + keep);
+            reject(cluster, td, current, cached.error, lost);
             return;
         }
         Map<WorkerSlot, List<ExecutorDetails>> wanted;
@@ -137,7 +137,7 @@ public class PlanScheduler implements IScheduler {
             wanted = PlanAssignment.compute(cached.plan, td, cluster, dead);
         } catch (PlanAssignment.Misfit m) {
             LOG.warn("streamplace: plan {} does not fit topology {}: {}", file, td.getId(), m.getMessage());
-            status(cluster, td, "plan rejected: " + m.getMessage() + keep);
+            reject(cluster, td, current, m.getMessage(), lost);
             return;
         }
         String applied = "plan applied: " + td.getExecutors().size() + " executors on " + wanted.size()
@@ -163,6 +163,35 @@ public class PlanScheduler implements IScheduler {
         }
         LOG.info("streamplace: applied plan {} to {}", file, td.getId());
         status(cluster, td, applied);
+    }
+
+    /**
+     * A plan that cannot be applied leaves the topology as it runs, unless it does not run whole:
+     * its assignment uses a worker of a supervisor that is gone, or leaves executors unassigned
+     * (Nimbus takes the executors of a dead node off it). Keeping that would keep the job stalled
+     * (the EvenScheduler only fills free slots, and there may be none), so the whole topology goes
+     * to the EvenScheduler on the live nodes: a whole placement, never part plan and part nothing.
+     */
+    private static void reject(Cluster cluster, TopologyDetails td, SchedulerAssignment current, String why, String lost) {
+        if (lost != null) {
+            cluster.freeSlots(new ArrayList<>(current.getSlots()));
+            status(cluster, td, "plan rejected: " + why + "; the running assignment " + lost
+                                + ": EvenScheduler on the live nodes");
+        } else {
+            boolean running = current != null && !current.getExecutorToSlot().isEmpty();
+            status(cluster, td, "plan rejected: " + why + (running ? "; keeping the current assignment" : "; EvenScheduler"));
+        }
+    }
+
+    /** Why the running assignment does not run the whole topology (see {@link #reject}), or null. */
+    private static String notRunningWhole(TopologyDetails td, SchedulerAssignment current, Cluster cluster) {
+        for (WorkerSlot slot : current.getSlots()) {
+            if (cluster.getSupervisorById(slot.getNodeId()) == null) {
+                return "uses a worker of supervisor " + slot.getNodeId() + " (port " + slot.getPort() + "), which is not alive";
+            }
+        }
+        int unassigned = cluster.getUnassignedExecutors(td).size();
+        return unassigned == 0 ? null : "leaves " + unassigned + " executor(s) unassigned";
     }
 
     private static boolean sameAssignment(SchedulerAssignment current, Map<WorkerSlot, List<ExecutorDetails>> wanted) {

@@ -156,7 +156,9 @@ class PlanSchedulerTest {
     }
 
     @Test
-    void aDeadSupervisorIsNamedAndTheRunningAssignmentKept() throws Exception {
+    void aDeadSupervisorIsNamedAndARunningAssignmentLeftShortGoesWholeToTheLiveNodes() throws Exception {
+        // b's supervisor died and Nimbus took b's executors off the assignment: keeping what is left
+        // would leave them unassigned (the testbed's job stalled so), so the topology goes whole to a
         TopologyDetails td = wordcountWithPlan();
         PlanScheduler s = Fixtures.scheduler(dir);
         Cluster first = round(s, null, td);
@@ -173,7 +175,21 @@ class PlanSchedulerTest {
         s.schedule(new org.apache.storm.scheduler.Topologies(td), c);
         String status = c.getStatus(td.getId());
         assertTrue(status.contains("the supervisor of node b is not alive"), status);
-        assertTrue(status.endsWith("keeping the current assignment"), status);
+        assertTrue(status.endsWith("leaves " + (before.size() - onA.size()) + " executor(s) unassigned: EvenScheduler on the live nodes"),
+                   status);
+        assertEquals(td.getExecutors(), c.getAssignmentById(td.getId()).getExecutorToSlot().keySet(), "every executor assigned");
+    }
+
+    @Test
+    void aPlanThatDoesNotFitKeepsARunningAssignmentThatRunsWhole() throws Exception {
+        TopologyDetails td = wordcountWithPlan();
+        PlanScheduler s = Fixtures.scheduler(dir);
+        Cluster first = round(s, null, td);
+        Fixtures.writePlan(dir, "wc", PLAN.replace("\"node\": \"b\"", "\"node\": \"zz\""));
+        Files.setLastModifiedTime(dir.resolve("wc.json"), FileTime.fromMillis(System.currentTimeMillis() + 5000));
+        Cluster c = round(s, first, td);
+        assertTrue(c.getStatus(td.getId()).endsWith("keeping the current assignment"), c.getStatus(td.getId()));
+        assertEquals(first.getAssignmentById(td.getId()).getExecutorToSlot(), c.getAssignmentById(td.getId()).getExecutorToSlot());
     }
 
     @Test
@@ -205,6 +221,26 @@ class PlanSchedulerTest {
         Map<?, ?> doc = (Map<?, ?>) Documents.parse(Files.readString(dir.resolve("assigned").resolve("wc.json")), "assigned");
         assertEquals(List.of("a"), doc.get("alive_nodes"));
         assertEquals(List.of("b"), doc.get("dead_nodes"));
+    }
+
+    @Test
+    void aRunningAssignmentOnADeadSupervisorIsNotKeptTheWholeTopologyGoesToTheLiveNodes() throws Exception {
+        // the plan was applied, then b's supervisor died (during the move): b's executors do not run
+        TopologyDetails td = wordcountWithPlan();
+        PlanScheduler s = Fixtures.scheduler(dir);
+        Cluster first = round(s, null, td);
+        Map<ExecutorDetails, WorkerSlot> applied = new HashMap<>(first.getAssignmentById(td.getId()).getExecutorToSlot());
+        assertTrue(applied.values().stream().anyMatch(slot -> slot.getNodeId().equals("sup-b")));
+        sups = new TreeMap<>(Map.of("sup-a", sups.get("sup-a")));
+        Cluster c = Fixtures.cluster(sups, Map.of(td.getId(),
+            new org.apache.storm.scheduler.SchedulerAssignmentImpl(td.getId(), applied, null, null)), td);
+        s.schedule(new org.apache.storm.scheduler.Topologies(td), c);
+        String status = c.getStatus(td.getId());
+        assertTrue(status.contains("the supervisor of node b is not alive"), status);
+        assertTrue(status.endsWith("which is not alive: EvenScheduler on the live nodes"), status);
+        Map<ExecutorDetails, WorkerSlot> now = c.getAssignmentById(td.getId()).getExecutorToSlot();
+        assertEquals(td.getExecutors(), now.keySet(), "every executor assigned");
+        assertTrue(now.values().stream().allMatch(slot -> slot.getNodeId().equals("sup-a")), now.toString());
     }
 }
 
