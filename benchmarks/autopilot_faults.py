@@ -133,7 +133,7 @@ def analyse(rec: dict) -> dict:
 
 def storm_rounds(rec: dict) -> list[str]:
     """From the kill on, each change of Storm's assignment: its time, tasks assigned, and whether it
-    is the plan before the kill, the plan written at the kill, or neither (a mix)."""
+    is the plan before the kill, the plan written at the kill, or neither plan."""
     t0, tf = rec["submitted_at"], rec["faults"][0]["t"]
     applies = [d for d in rec["autopilot"] if d["decision"] == "apply"]
     new = next((d["placement"] for d in applies if d["t"] <= tf + 1), None)
@@ -143,7 +143,7 @@ def storm_rounds(rec: dict) -> list[str]:
         if r["round_s"] < tf - 3 or "assignment" not in r:
             continue
         a = r["assignment"]
-        what = "the new plan" if a == new else "the old plan" if a == old else "neither (a mix)"
+        what = "the new plan" if a == new else "the old plan" if a == old else "neither plan"
         out.append(f"t={r['round_s'] - t0:.0f} s: {r['tasks']} tasks, {what}; {r['status'][:70]}")
     return out
 
