@@ -71,7 +71,7 @@ class Assigned:
 def read_assigned(plan_dir: Path, topology: Topology) -> Assigned | None:
     """The plugin's record of what Storm runs for ``topology`` (None: there is none, as with a
     plugin older than the record or before Nimbus' first round). Read without recording it as an
-    input: the plugin replaces it every round."""
+    input: the plugin replaces it as Nimbus schedules."""
     path = Path(plan_dir) / ASSIGNED_DIR / f"{storm_name(topology)}.json"
     if not path.is_file():
         return None

@@ -22,7 +22,8 @@ import org.apache.storm.scheduler.WorkerSlot;
 
 /**
  * What Storm runs, as the plugin saw it at the end of a scheduling round: one file per topology,
- * {@code <plan dir>/assigned/<topology name>.json}, replaced atomically every round, for a process
+ * {@code <plan dir>/assigned/<topology name>.json}, replaced atomically when it changes and at least
+ * once per {@code nimbus.monitor.freq.secs} (Nimbus also schedules at every submission), for a process
  * beside Nimbus (streamplace's autopilot) that cannot ask Nimbus itself:
  * <pre>
  * {"topology": name, "id": storm id, "round_ms": the round's time (epoch ms),
@@ -79,6 +80,15 @@ final class Assigned {
         out.put("dead_nodes", new ArrayList<>(new TreeSet<>(dead)));
         out.put("assignment", assignment);
         return out;
+    }
+
+    /** Whether two records are equal apart from {@code key}. */
+    static boolean sameBut(Map<String, Object> a, Map<String, Object> b, String key) {
+        Map<String, Object> x = new LinkedHashMap<>(a);
+        Map<String, Object> y = new LinkedHashMap<>(b);
+        x.remove(key);
+        y.remove(key);
+        return x.equals(y);
     }
 
     /** Writes the document to {@code dir/assigned/<name>.json} through a temporary file and an atomic move. */

@@ -48,6 +48,7 @@ public class PlanScheduler implements IScheduler {
     private double roundEverySecs = 10.0;   // Storm's default nimbus.monitor.freq.secs (defaults.yaml)
     private final Set<String> seenNodes = new HashSet<>();
     private final Map<Path, CachedPlan> cache = new HashMap<>();
+    private final Map<String, Map<String, Object>> lastAssigned = new HashMap<>();   // topology id -> last record written
 
     private record CachedPlan(long modified, long size, Plan plan, String error) {
     }
@@ -105,9 +106,15 @@ public class PlanScheduler implements IScheduler {
         for (TopologyDetails td : tops) {
             try {
                 CachedPlan plan = cache.get(planDir.resolve(td.getName() + ".json"));
-                Assigned.write(planDir, td.getName(),
-                               Assigned.describe(td, cluster, alive, dead, plan == null ? null : plan.modified, roundMs,
-                                                 roundEverySecs));
+                Map<String, Object> doc = Assigned.describe(td, cluster, alive, dead, plan == null ? null : plan.modified,
+                                                            roundMs, roundEverySecs);
+                Map<String, Object> last = lastAssigned.get(td.getId());
+                if (last != null && Assigned.sameBut(last, doc, "round_ms")
+                    && roundMs - ((Number) last.get("round_ms")).longValue() < roundEverySecs * 1000) {
+                    continue;   // Nimbus schedules more often than its period (every submission): one write per period
+                }
+                Assigned.write(planDir, td.getName(), doc);
+                lastAssigned.put(td.getId(), doc);
             } catch (Throwable t) {   // the record is for others to read: failing to write it must not stop Nimbus
                 LOG.warn("streamplace: could not write what {} runs to {}: {}", td.getId(), planDir.resolve(Assigned.DIR), t.toString());
             }
