@@ -133,6 +133,19 @@ def mean_in(series, lo: float, hi: float, w: float = WINDOW) -> float:
     return statistics.fmean(vals) if vals else float("nan")
 
 
+def migration_cost(series, ta: float, nxt: float) -> dict:
+    """The plan's migration figures for a plan applied at ``ta`` (the next one at ``nxt``) in
+    ``series`` ((t, rate) per window): ``pre`` the mean of the 3 windows before, ``post`` the
+    mean 30-60 s after, ``recovery_s`` until a window reaches 90 % of ``post``, ``dip_tuples``
+    the tuples below min(pre, post) until then."""
+    pre = statistics.fmean([r for t, r in series if ta - 3 * WINDOW <= t < ta] or [float("nan")])
+    post = mean_in(series, ta + 30, min(ta + 60, nxt))
+    after = [(t, r) for t, r in series if t >= ta]
+    rec_t = next((t for t, r in after if r >= 0.9 * post), None)
+    dip = sum(max(0.0, min(pre, post) - r) * WINDOW for t, r in after if rec_t is None or t < rec_t)
+    return {"pre": pre, "post": post, "recovery_s": None if rec_t is None else rec_t + WINDOW - ta, "dip_tuples": dip}
+
+
 def analyse(runs: list[dict]) -> dict:
     static = defaultdict(list)
     for rec in runs:
@@ -160,13 +173,7 @@ def analyse(runs: list[dict]) -> dict:
         for k, d in enumerate(applies):
             ta = d["t"] - t0
             nxt = applies[k + 1]["t"] - t0 if k + 1 < len(applies) else end
-            pre = statistics.fmean([r for t, r in series if ta - 3 * WINDOW <= t < ta] or [float("nan")])
-            post = mean_in(series, ta + 30, min(ta + 60, nxt))
-            after = [(t, r) for t, r in series if t >= ta]
-            rec_t = next((t for t, r in after if r >= 0.9 * post), None)
-            dip = sum(max(0.0, min(pre, post) - r) * WINDOW for t, r in after if rec_t is None or t < rec_t)
-            migrations.append({"t": ta, "moves": d["moves"], "pre": pre, "post": post,
-                               "recovery_s": None if rec_t is None else rec_t + WINDOW - ta, "dip_tuples": dip})
+            migrations.append({"t": ta, "moves": d["moves"], **migration_cost(series, ta, nxt)})
         executed = rec["executed"]
         lost = sum(w.get("spout", 0) - w.get("count", 0) for w in executed.values())
         out["policies"][rec["name"]].append({

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import streamplace as sp
+from autopilot_shift import migration_cost   # the shift campaign's definitions of a migration's dip and recovery
 from streamplace.model import Problem
 from streamplace.workloads import runtime
 
@@ -61,15 +62,9 @@ def migrations(rec: dict) -> list[dict]:
     end = series[-1][0] + WINDOW if series else 0.0
     out = []
     for k, ta in enumerate(plans):
-        nxt = plans[k + 1] if k + 1 < len(plans) else end
-        pre = statistics.fmean([r for t, r in series if ta - 3 * WINDOW <= t < ta] or [float("nan")])
-        post_vals = [r for t, r in series if ta + 30 <= t and t + WINDOW <= min(ta + 60, nxt)]
-        post = statistics.fmean(post_vals) if post_vals else float("nan")
-        after = [(t, r) for t, r in series if t >= ta]
-        rec_t = next((t for t, r in after if r >= 0.9 * post), None)
-        dip = sum(max(0.0, min(pre, post) - r) * WINDOW for t, r in after if rec_t is None or t < rec_t)
-        out.append({"t": round(ta), "recovery_s": None if rec_t is None else round(rec_t + WINDOW - ta),
-                    "dip_tuples": round(dip)})
+        cost = migration_cost(series, ta, plans[k + 1] if k + 1 < len(plans) else end)
+        out.append({"t": round(ta), "recovery_s": None if cost["recovery_s"] is None else round(cost["recovery_s"]),
+                    "dip_tuples": round(cost["dip_tuples"])})
     return out
 
 

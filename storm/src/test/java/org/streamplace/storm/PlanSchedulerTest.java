@@ -48,6 +48,15 @@ class PlanSchedulerTest {
         return c;
     }
 
+    /** A round after b's supervisor died, the topology's running assignment being {@code assignment}. */
+    private Cluster roundAfterBDied(PlanScheduler s, TopologyDetails td, Map<ExecutorDetails, WorkerSlot> assignment) {
+        sups = new TreeMap<>(Map.of("sup-a", sups.get("sup-a")));
+        Cluster c = Fixtures.cluster(sups, Map.of(td.getId(),
+            new org.apache.storm.scheduler.SchedulerAssignmentImpl(td.getId(), assignment, null, null)), td);
+        s.schedule(new org.apache.storm.scheduler.Topologies(td), c);
+        return c;
+    }
+
     /** The word-count topology (4 workers, no ackers) with {@link #PLAN} written as its plan. */
     private TopologyDetails wordcountWithPlan() throws Exception {
         Fixtures.writePlan(dir, "wc", PLAN);
@@ -158,21 +167,18 @@ class PlanSchedulerTest {
     @Test
     void aDeadSupervisorIsNamedAndARunningAssignmentLeftShortGoesWholeToTheLiveNodes() throws Exception {
         // b's supervisor died and Nimbus took b's executors off the assignment: keeping what is left
-        // would leave them unassigned (the testbed's job stalled so), so the topology goes whole to a
+        // would leave them unassigned (the testbed's job stalled so), so the topology goes whole to a's slots
         TopologyDetails td = wordcountWithPlan();
         PlanScheduler s = Fixtures.scheduler(dir);
         Cluster first = round(s, null, td);
         Map<ExecutorDetails, WorkerSlot> before = new HashMap<>(first.getAssignmentById(td.getId()).getExecutorToSlot());
-        sups = new TreeMap<>(Map.of("sup-a", sups.get("sup-a")));
         Map<ExecutorDetails, WorkerSlot> onA = new HashMap<>();
         before.forEach((e, slot) -> {
             if (slot.getNodeId().equals("sup-a")) {
                 onA.put(e, slot);
             }
         });
-        Cluster c = Fixtures.cluster(sups, Map.of(td.getId(),
-            new org.apache.storm.scheduler.SchedulerAssignmentImpl(td.getId(), onA, null, null)), td);
-        s.schedule(new org.apache.storm.scheduler.Topologies(td), c);
+        Cluster c = roundAfterBDied(s, td, onA);
         String status = c.getStatus(td.getId());
         assertTrue(status.contains("the supervisor of node b is not alive"), status);
         assertTrue(status.endsWith("leaves " + (before.size() - onA.size()) + " executor(s) unassigned: EvenScheduler on the live nodes"),
@@ -231,10 +237,7 @@ class PlanSchedulerTest {
         Cluster first = round(s, null, td);
         Map<ExecutorDetails, WorkerSlot> applied = new HashMap<>(first.getAssignmentById(td.getId()).getExecutorToSlot());
         assertTrue(applied.values().stream().anyMatch(slot -> slot.getNodeId().equals("sup-b")));
-        sups = new TreeMap<>(Map.of("sup-a", sups.get("sup-a")));
-        Cluster c = Fixtures.cluster(sups, Map.of(td.getId(),
-            new org.apache.storm.scheduler.SchedulerAssignmentImpl(td.getId(), applied, null, null)), td);
-        s.schedule(new org.apache.storm.scheduler.Topologies(td), c);
+        Cluster c = roundAfterBDied(s, td, applied);
         String status = c.getStatus(td.getId());
         assertTrue(status.contains("the supervisor of node b is not alive"), status);
         assertTrue(status.endsWith("which is not alive: EvenScheduler on the live nodes"), status);
