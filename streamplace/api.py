@@ -57,6 +57,7 @@ first call, so ``import streamplace.api`` stays cheap.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -129,12 +130,15 @@ def run_autopilot(problem: Problem, monitor: str | os.PathLike, plan_dir: str | 
               period_s: float | None = None, periods: int | None = None, window_s: float = 10.0, horizon_windows: int = 3,
               max_moves: int | None = 4, move_cost: float = 0.01, time_limit: float = 2.0, min_gain: float = 0.05,
               confirm: int = 2, cooldown_s: float = 300.0, operating_point: str | None = None,
-              on_decision: Callable | None = None) -> int:
+              receive: str | None = None, on_decision: Callable | None = None,
+              on_note: Callable[[str], None] | None = None) -> int:
     """Keeps ``problem``'s running topology well placed (:mod:`streamplace.autopilot`): every
     ``period_s`` (default one window) it reads ``monitor``'s windows, calibrates, reschedules and,
     when ``policy`` says so, writes the plan into ``plan_dir``; one decision per period goes to
     ``log`` (default ``plan_dir/<topology>.autopilot.jsonl``), from which a restart resumes.
-    Returns the periods run.
+    ``receive`` (``HOST:PORT``): a records receiver listens there for the windows the topology's
+    monitor sends through Storm's metrics path and writes them into ``monitor``, while the loop
+    runs; ``on_note`` hears what it reports (drops). Returns the periods run.
 
     >>> sp.run_autopilot(problem, "monitor/", "plans/", current="even.json", periods=1)    # doctest: +SKIP
     """
@@ -159,11 +163,26 @@ def run_autopilot(problem: Problem, monitor: str | os.PathLike, plan_dir: str | 
     if log.resolve() == plan:
         raise InputError("--log: the plan file in --plan-dir is the plugin's; give the decision log another name")
     running = load_placement(current, problem.topology, problem.cluster) if current is not None else None
-    try:
-        pilot = Autopilot.resume(problem, Path(monitor), plan_dir, log, running, chosen, settings)
-    except ValueError as exc:
-        raise InputError(str(exc)) from None
-    return run(pilot, period_s=period_s or window_s, periods=periods, on_decision=on_decision)
+    with _receiving(receive, Path(monitor), on_note):
+        try:
+            pilot = Autopilot.resume(problem, Path(monitor), plan_dir, log, running, chosen, settings)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+        return run(pilot, period_s=period_s or window_s, periods=periods, on_decision=on_decision)
+
+
+@contextlib.contextmanager
+def _receiving(address: str | None, monitor: Path, on_note):
+    """A records receiver on ``address`` (``HOST:PORT``) writing into ``monitor`` while the block runs."""
+    if address is None:
+        yield
+        return
+    from .storm.receiver import RecordsReceiver
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit() or int(port) > 65535:
+        raise InputError(f"--receive: expected HOST:PORT, got {quote(address)}")
+    with RecordsReceiver(monitor, host, int(port), on_note=on_note):
+        yield
 
 
 def evaluate_placement(problem: Problem, placement: Placement | str | os.PathLike, *,

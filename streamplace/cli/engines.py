@@ -61,6 +61,9 @@ def storm():
               help="Run at a named operating point (docs/performance-model.md): its sources (saturated), ackers and max "
                    "spout pending, Storm settings (--storm-conf over them), CPU budget (unless --cpu-budget) and links. "
                    "Default: the topology's own rates and the options given.")
+@click.option("--monitor-via", "monitor_via", type=click.Choice(["files", "metrics"]), default="files", show_default=True,
+              help="How the monitor's windows leave the workers: files in a directory of this machine, or Storm's "
+                   "metrics path to a receiver here (what a cluster without a shared directory uses; docs/storm.md).")
 @click.option("--autopilot", "autopilot", is_flag=True,
               help="Run the autopilot beside the job (docs/autopilot.md): DIR/autopilot.jsonl, and the plans it "
                    "applied in run.json.")
@@ -78,7 +81,7 @@ def storm():
 @click.option("-o", "--output", "out_dir", type=OutputPath("dir"), required=True, help="Directory to write.")
 def storm_run(topology, cluster, plan_path, name, params, seed, time_limit, profiling, storm_default, workers,
               duration, warmup, window, ackers, load_aware, heap_mb, storm_conf, fmt, mode, worker_heap_mb, cpu_budget,
-              operating_point, autopilot, autopilot_policy, min_gain, confirm, max_moves, cooldown, force, out_dir):
+              operating_point, monitor_via, autopilot, autopilot_policy, min_gain, confirm, max_moves, cooldown, force, out_dir):
     """Run TOPOLOGY on Storm with CLUSTER's nodes, under a plan, and measure it.
 
     Writes DIR/run.json (what Storm assigned, read back from Storm, throughput, latency; on the
@@ -98,7 +101,7 @@ def storm_run(topology, cluster, plan_path, name, params, seed, time_limit, prof
     settings = sp.storm_settings(duration_s=duration, warmup_s=warmup, window_s=window, ackers=ackers,
                                  load_aware=load_aware, heap_mb=heap_mb, seed=seed or 0, mode=mode,
                                  worker_heap_mb=worker_heap_mb, cpu_budget=cpu_budget, storm_conf=storm_conf,
-                                 operating_point=operating_point)
+                                 operating_point=operating_point, monitor_via=monitor_via)
     problem = sp.load_problem(topology, cluster)
     done = sp.storm_run(problem, out_dir, settings, plan=plan_path, scheduler=name,
                         params=sp.parse_pairs(params) if name else None, seed=seed, time_limit=time_limit,
@@ -228,8 +231,11 @@ def import_storm_ui_cmd(source, window, output):
 @click.option("--periods", type=click.IntRange(min=1), default=None, help="Stop after this many periods (default: run until stopped).")
 @click.option("--log", "log", type=OutputPath("file"), default=None,
               help="Decision log, one JSON line per period (default: PLAN_DIR/<topology>.autopilot.jsonl); a restart resumes from it.")
+@click.option("--receive", "receive", metavar="HOST:PORT", default=None,
+              help="Also receive the windows of a topology whose monitor sends them through Storm's metrics path "
+                   "(its RecordsConsumer's argument: http://HOST:PORT/records), writing them into --monitor.")
 def autopilot(topology, cluster, monitor, plan_dir, current, policy, period, window, horizon, min_gain, confirm, max_moves,
-              cooldown, move_cost, time_limit, operating_point, periods, log):
+              cooldown, move_cost, time_limit, operating_point, periods, log, receive):
     """Keep TOPOLOGY well placed on CLUSTER while it runs: every period read the monitor's windows,
     calibrate the model on them, reschedule the running placement and, when the policy says so,
     write the plan the Nimbus plugin applies. One line per period; Ctrl-C or SIGTERM stop it."""
@@ -237,4 +243,4 @@ def autopilot(topology, cluster, monitor, plan_dir, current, policy, period, win
     sp.run_autopilot(problem, monitor, plan_dir, log=log, current=current, policy=policy, period_s=period, periods=periods,
                  window_s=window, horizon_windows=horizon, max_moves=max_moves, move_cost=move_cost, time_limit=time_limit,
                  min_gain=min_gain, confirm=confirm, cooldown_s=cooldown, operating_point=operating_point,
-                 on_decision=lambda d: click.echo(d.line()))
+                 receive=receive, on_decision=lambda d: click.echo(d.line()), on_note=note)

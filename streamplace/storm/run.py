@@ -29,6 +29,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -45,6 +46,9 @@ from .testbed import TestbedSettings, worker_childopts
 
 PLAN_APPLIED = "streamplace: plan applied"
 MODES = ("embedded", "cluster")
+#: how the monitor's windows leave the workers: files in the monitor directory (one machine or a
+#: shared directory), or Storm's metrics path to a receiver (any cluster; ``receiver.py``)
+MONITOR_VIA = ("files", "metrics")
 STORM_HALT = 20   # Storm's Utils.exitProcess code when one of its timer or event threads fails
 #: topology settings a run sets itself, with the option that sets them (``--storm-conf`` refuses them)
 RESERVED_CONF = {"topology.workers": "the plan (or --workers with --storm-default)", "topology.acker.executors": "--ackers",
@@ -81,6 +85,8 @@ class RunSettings:
     #: the named operating point the run is at (``--operating-point``: its sources, ackers, Storm
     #: settings under ``storm_conf``, CPU budget and links); None: the topology's own rates
     operating_point: OperatingPoint | None = None
+    #: one of MONITOR_VIA
+    monitor_via: str = "files"
 
     def __post_init__(self):
         for name in ("duration_s", "warmup_s", "window_s"):
@@ -93,6 +99,8 @@ class RunSettings:
             raise StormError("--ackers must be >= 0 and --heap-mb >= 128")
         if self.mode not in MODES:
             raise StormError(f"--mode: must be one of {', '.join(MODES)}, got {quote(self.mode)}")
+        if self.monitor_via not in MONITOR_VIA:
+            raise StormError(f"--monitor-via: must be one of {', '.join(MONITOR_VIA)}, got {quote(self.monitor_via)}")
         for key in self.storm_conf:
             owner = "streamplace's own settings" if key.startswith("streamplace.") else RESERVED_CONF.get(key)
             if owner:
@@ -153,6 +161,7 @@ def run_jobs(cluster: Cluster, jobs: Sequence[Job], settings: RunSettings, work_
     cp = jvm.classpath()
     work_dir = Path(work_dir).resolve()   # Storm's daemons and workers run in other directories
     monitor_dir = Path(monitor_dir).resolve() if monitor_dir is not None else None
+    via_metrics = settings.monitor_via == "metrics" and monitor_dir is not None
     work_dir.mkdir(parents=True, exist_ok=True)
     plan_dir = work_dir / "plans"
     plan_dir.mkdir(exist_ok=True)
@@ -172,7 +181,8 @@ def run_jobs(cluster: Cluster, jobs: Sequence[Job], settings: RunSettings, work_
         job_entries.append({
             "name": job.name, "topology": str(topo_file), "workers": job.workers, "ackers": settings.ackers,
             "load_aware": settings.load_aware, "window_s": settings.window_s,
-            "monitor_dir": str(monitor_dir) if job.monitor and monitor_dir else None,
+            "monitor_dir": str(monitor_dir) if job.monitor and monitor_dir and not via_metrics else None,
+            "monitor_url": None,   # set once the receiver listens
             "warmup_s": settings.warmup_s if job.duration_s > 0 else 0, "duration_s": job.duration_s,
             "conf": conf, "group": job.group})
     tmp = work_dir / "tmp"
@@ -183,20 +193,47 @@ def run_jobs(cluster: Cluster, jobs: Sequence[Job], settings: RunSettings, work_
                 # testbed workers are two JVMs each, all starting at once: ~10 s of a core apiece
                 "start_timeout_s": 120 + (15 * most_workers if settings.mode == "cluster" else 0)}
     if settings.mode == "embedded":
-        try:
-            return _drive(java, cp, "LocalRunner", document, settings, jobs, work_dir, on_event, None)
-        except StormHalted as halted:   # a LocalCluster race, rare: give the unfinished jobs one more JVM
-            rest = [job for job in jobs if job.name not in halted.results]
-            if on_event:
-                on_event({"event": "note", "message": f"{halted}; running the {len(rest)} unfinished jobs again, once"})
-            (work_dir / "storm.log").replace(work_dir / "storm-halted.log")
-            document["jobs"] = [entry for entry in job_entries if entry["name"] not in halted.results]
-            return {**halted.results, **_drive(java, cp, "LocalRunner", document, settings, rest, work_dir, on_event, None)}
-    from .testbed import Testbed
+        with _records_path(document, jobs, monitor_dir if via_metrics else None, "127.0.0.1", on_event) as path:
+            try:
+                return path(_drive(java, cp, "LocalRunner", document, settings, jobs, work_dir, on_event, None))
+            except StormHalted as halted:   # a LocalCluster race, rare: give the unfinished jobs one more JVM
+                rest = [job for job in jobs if job.name not in halted.results]
+                if on_event:
+                    on_event({"event": "note", "message": f"{halted}; running the {len(rest)} unfinished jobs again, once"})
+                (work_dir / "storm.log").replace(work_dir / "storm-halted.log")
+                document["jobs"] = [entry for entry in job_entries if entry["name"] not in halted.results]
+                return path({**halted.results,
+                             **_drive(java, cp, "LocalRunner", document, settings, rest, work_dir, on_event, None)})
+    from .testbed import Testbed, network
     with Testbed(cluster, work_dir / "testbed", plan_dir, settings.testbed,
-                 log=lambda message: on_event and on_event({"event": "testbed", "message": message})) as bed:
+                 log=lambda message: on_event and on_event({"event": "testbed", "message": message})) as bed, \
+            _records_path(document, jobs, monitor_dir if via_metrics else None, network.HOST_IP, on_event) as path:
         document.update(nimbus=bed.nimbus, cluster=bed.job_cluster(), storm_jar=str(jvm.jar(jvm.HARNESS_JAR)))
-        return _drive(java, cp, "ClusterRunner", document, settings, jobs, work_dir, on_event, bed)
+        return path(_drive(java, cp, "ClusterRunner", document, settings, jobs, work_dir, on_event, bed))
+
+
+@contextmanager
+def _records_path(document: dict, jobs: Sequence[Job], monitor_dir: Path | None, host: str, on_event):
+    """With ``monitor_dir``: a records receiver on ``host`` writing into it, and every monitored
+    job's windows sent there through Storm's metrics path. Yields what adds the receiver's figures
+    to the results (``records``: how the windows came, how many, how many were reported dropped)."""
+    if monitor_dir is None:
+        yield lambda results: results
+        return
+    from .receiver import RecordsReceiver
+
+    def note(message: str) -> None:
+        if on_event:
+            on_event({"event": "note", "message": f"records receiver: {message}"})
+    with RecordsReceiver(monitor_dir, host, 0, on_note=note) as receiver:
+        for entry, job in zip(document["jobs"], jobs):
+            if job.monitor:
+                entry["monitor_url"] = receiver.url
+
+        def with_figures(results: dict) -> dict:
+            figures = {"via": "metrics", **receiver.stats()}
+            return {name: {**result, "records": figures} for name, result in results.items()}
+        yield with_figures
 
 
 def _drive(java, cp, runner, document, settings, jobs, work_dir, on_event, bed) -> dict[str, dict]:
@@ -510,6 +547,7 @@ def summarise(problem: Problem, placement: Placement | None, result: dict, out_d
         "traffic_file": records.write_records(traffic, out_dir / "traffic", fmt).name,
         "load_file": records.write_records(load, out_dir / "load", fmt).name,
         "traffic_rows": len(traffic), "load_rows": len(load),
+        "records": result.get("records", {"via": "files"}),
         "settings": {**asdict(replace(settings, operating_point=None)), "operating_point": point["name"]},
         "operating_point": point,
         "topology_conf": result.get("topology_conf", {}),   # the job's Storm settings, as Nimbus stored them

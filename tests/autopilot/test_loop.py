@@ -20,17 +20,23 @@ PACKED = Placement(node=np.array([0, 0, 0, 0]), worker=np.array([0, 0, 0, 0]))
 WINDOW = 10.0
 
 
+def window_rows(w, rate=1000.0, tasks=TOPO.task_labels):
+    """One window's load and traffic records: every task executing ``rate``/s, spout i sending to bolt i."""
+    load = [{"window_start": w, "window_seconds": WINDOW, "task": label, "executed": rate * WINDOW,
+             "cpu_seconds": 1e-4 * rate * WINDOW} for label in tasks]
+    traffic = [{"window_start": w, "window_seconds": WINDOW, "src_task": f"s[{i}]", "dst_task": f"b[{i}]",
+                "tuples": rate * WINDOW, "bytes": 100 * rate * WINDOW} for i in range(2)]
+    return load, traffic
+
+
 def write_windows(monitor, starts, rate=1000.0, tasks=TOPO.task_labels):
-    """One worker's load and traffic files: every task executing ``rate``/s, spout i sending to bolt i."""
+    """One worker's load and traffic files with the windows starting at ``starts``."""
     monitor.mkdir(exist_ok=True)
     load, traffic = [], []
     for w in starts:
-        for label in tasks:
-            load.append({"window_start": w, "window_seconds": WINDOW, "task": label, "executed": rate * WINDOW,
-                         "cpu_seconds": 1e-4 * rate * WINDOW})
-        for i in range(2):
-            traffic.append({"window_start": w, "window_seconds": WINDOW, "src_task": f"s[{i}]", "dst_task": f"b[{i}]",
-                            "tuples": rate * WINDOW, "bytes": 100 * rate * WINDOW})
+        rows = window_rows(w, rate, tasks)
+        load += rows[0]
+        traffic += rows[1]
     with open(monitor / "load-job-6700-1.jsonl", "a") as fh:
         fh.writelines(json.dumps(r) + "\n" for r in load)
     with open(monitor / "traffic-job-6700-1.jsonl", "a") as fh:
@@ -140,6 +146,54 @@ def test_the_command_runs_periods_and_prints_one_line_each(cli, tmp_path):
     code, out, err = cli(["autopilot", tmp_path / "t.yaml", tmp_path / "c.yaml", "--monitor", tmp_path / "monitor",
                           "--plan-dir", tmp_path / "nowhere", "--periods", "1"])
     assert code == 2 and "no running placement" in err
+
+
+def test_the_command_receives_the_windows_a_topology_sends_through_storms_metrics_path(cli, tmp_path):
+    """``--receive``: the windows arrive over HTTP as the records consumer sends them (no file of
+    the workers' is read), land in --monitor, and the loop decides on them."""
+    import socket
+    import threading
+    import time
+    import urllib.request
+
+    import yaml
+    from streamplace.model.specs import cluster_to_dict, topology_to_dict
+    (tmp_path / "t.yaml").write_text(yaml.safe_dump(topology_to_dict(TOPO)))
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(cluster_to_dict(CLUSTER)))
+    (tmp_path / "packed.json").write_text(json.dumps(PACKED.to_mapping(TOPO.task_labels, CLUSTER)))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    now = time.time()
+    body = ""
+    for w in (now - 40, now - 30):
+        load, traffic = window_rows(w)
+        body += json.dumps({"host": "node-a", "worker": "job-1-6700-9", "window_start": w, "latency": "", "dropped": 0,
+                            "load": "".join(json.dumps(r) + "\n" for r in load),
+                            "traffic": "".join(json.dumps(r) + "\n" for r in traffic)}) + "\n"
+    answers = []
+
+    def send():   # as the consumer does: again until the receiver takes it
+        for _ in range(100):
+            try:
+                request = urllib.request.Request(f"http://127.0.0.1:{port}/records", data=body.encode(), method="POST")
+                answers.append(urllib.request.urlopen(request, timeout=5).status)
+                return
+            except OSError:
+                time.sleep(0.05)
+    sender = threading.Thread(target=send)
+    sender.start()
+    code, out, err = cli(["autopilot", tmp_path / "t.yaml", tmp_path / "c.yaml", "--monitor", tmp_path / "monitor",
+                          "--plan-dir", tmp_path / "plans", "--current", tmp_path / "packed.json", "--policy", "greedy",
+                          "--periods", "3", "--period", "0.5", "--time-limit", "0.5", "--receive", f"127.0.0.1:{port}"])
+    sender.join()
+    assert code == 0, err
+    assert answers == [204] and " apply: improves" in out
+    assert sorted(p.name for p in (tmp_path / "monitor").iterdir()) == ["load-node-a-job-1-6700-9.jsonl",
+                                                                         "traffic-node-a-job-1-6700-9.jsonl"]
+    code, out, err = cli(["autopilot", tmp_path / "t.yaml", tmp_path / "c.yaml", "--monitor", tmp_path / "monitor",
+                          "--plan-dir", tmp_path / "plans", "--periods", "1", "--receive", "7071"])
+    assert code == 2 and "--receive: expected HOST:PORT, got '7071'" in err
 
 
 def test_a_solver_that_aborts_fails_one_period_and_the_loop_goes_on(tmp_path, monkeypatch):

@@ -52,7 +52,7 @@ def runs(testbed_ready, tmp_path_factory):
     jobs = [Job("spread", _named(topo, "spread"), spread, 3, monitor=True, duration_s=6),
             Job("single", _named(topo, "single"), single, 1, monitor=True, duration_s=6)]
     work = tmp_path_factory.mktemp("testbed")
-    settings = RunSettings(mode="cluster", warmup_s=4, duration_s=6, window_s=2)
+    settings = RunSettings(mode="cluster", warmup_s=4, duration_s=6, window_s=2, monitor_via="metrics")
     results = run_jobs(cluster, jobs, settings, work, monitor_dir=work / "monitor")
     return topo, cluster, {"spread": spread, "single": single}, results, work, leftovers()
 
@@ -91,6 +91,22 @@ def test_wire_bytes_match_the_monitors_cross_node_bytes(runs):
     monitor = records.cross_node_bytes(traffic, node_of)
     wire = sum(r["wire"].values())
     assert abs(wire - monitor) <= 0.10 * monitor, (wire, monitor)
+
+
+def test_every_nodes_windows_reach_the_host_only_through_storms_metrics_path(runs):
+    """Each node's workers get no monitor directory: every record file is the receiver's, named by
+    the worker's node address, and the spread job's windows come from all three nodes."""
+    from streamplace.storm import records
+    topo, cluster, _, results, work, _ = runs
+    for name in ("spread", "single"):
+        assert results[name]["records"]["via"] == "metrics" and results[name]["records"]["dropped"] == 0
+    # load-<host>-<worker>.jsonl, host a node's address (neither the host's .1 nor the control's .2)
+    hosts = {p.name.split("-")[1] for p in (work / "monitor").iterdir()}
+    assert len(hosts) == 3 and all(h.startswith("10.213.0.") and h not in ("10.213.0.1", "10.213.0.2") for h in hosts), hosts
+    r = results["spread"]
+    load = records.load_records(work / "monitor", r["measure_start"], r["measure_end"])
+    windows = round((r["measure_end"] - r["measure_start"]) / 2)
+    assert sorted(load["task"]) == sorted(topo.task_labels * windows)   # every task, every window, once
 
 
 def test_node_cpu_stays_within_the_quota_and_follows_the_workers(runs):

@@ -27,11 +27,13 @@ record JobFile(String source, String planDir, double startTimeoutS, List<Node> c
      * One topology to run.
      *
      * @param monitorDir where the traffic monitor writes, or null for no monitor
+     * @param monitorUrl the receiver the monitor's windows go to through Storm's metrics path
+     *                   ({@link RecordsConsumer}) instead of files, or null
      * @param durationS  0: placed, not measured
      * @param group      consecutive jobs with the same non-null group run at once
      */
     record Job(String name, Path topology, int workers, int ackers, boolean loadAware, String monitorDir,
-               double windowS, double warmupS, double durationS, Map<String, Object> conf, Long group) {
+               String monitorUrl, double windowS, double warmupS, double durationS, Map<String, Object> conf, Long group) {
     }
 
     static JobFile read(Path file) throws SpecException {
@@ -69,9 +71,17 @@ record JobFile(String source, String planDir, double startTimeoutS, List<Node> c
         for (Object o : (List<Object>) doc.get("jobs")) {
             Map<String, Object> j = (Map<String, Object>) o;
             String at = "jobs[" + i++ + "].";
+            if (j.get("monitor_url") != null) {
+                try {
+                    RecordsConsumer.receiverUri(j.get("monitor_url"));
+                } catch (IllegalArgumentException e) {
+                    throw new SpecException(src, at + "monitor_url", "must be an http:// or https:// URL with a host");
+                }
+            }
             jobs.add(new Job((String) j.get("name"), Path.of((String) j.get("topology")),
                              integer(j.get("workers"), 1, src, at + "workers"), integer(j.get("ackers"), 0, src, at + "ackers"),
                              Boolean.TRUE.equals(j.get("load_aware")), (String) j.get("monitor_dir"),
+                             (String) j.get("monitor_url"),
                              number(j.get("window_s"), 10.0), number(j.get("warmup_s"), 0), number(j.get("duration_s"), 0),
                              j.get("conf") == null ? Map.of() : (Map<String, Object>) j.get("conf"),
                              j.get("group") == null ? null : ((Number) j.get("group")).longValue()));

@@ -116,7 +116,8 @@ final class JobRunner {
         if (!measured.isEmpty()) {
             Events.emit("measuring", Map.of("seconds", (measured.endMs() - measured.startMs()) / 1000.0,
                                             "start", measured.startMs() / 1000.0, "end", measured.endMs() / 1000.0));
-            TopologyWatch.sleepUntil(measured.writtenMs(window));
+            boolean viaMetrics = jobs.stream().anyMatch(j -> j.monitorUrl() != null);
+            TopologyWatch.sleepUntil(measured.writtenMs(window) + (viaMetrics ? MeasuredWindow.METRICS_DELIVERY_MS : 0));
         }
         for (Map.Entry<JobFile.Job, String> e : ids.entrySet()) {
             Events.emit("result", JobReport.describe(engine, e.getKey(), e.getValue(), measured));

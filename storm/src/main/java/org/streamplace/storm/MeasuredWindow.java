@@ -7,6 +7,13 @@ package org.streamplace.storm;
  * when nothing is measured.
  */
 record MeasuredWindow(long startMs, long endMs) {
+    /**
+     * How much later a window arrives through Storm's metrics path ({@link RecordsConsumer}) than
+     * in a file: the monitored tasks' metrics tick comes every second, then one tuple to the
+     * consumer and one HTTP request; twice the tick period.
+     */
+    static final long METRICS_DELIVERY_MS = 2000;
+
     static MeasuredWindow after(long nowMs, double durationS, double windowS) {
         long windowMs = Math.max(1L, Math.round(windowS * 1000));
         if (durationS <= 0) {

@@ -1,13 +1,7 @@
 package org.streamplace.storm;
 
-import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.Paths;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -19,13 +13,14 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One per worker JVM and topology: at every window boundary (multiples of the window since the
- * epoch) it reads each registered {@link TrafficMonitor}'s counters and appends the window's
- * increments as JSON Lines: {@code traffic-*.jsonl} ({@code window_start, window_seconds,
- * src_task, dst_task, tuples, bytes}), {@code load-*.jsonl} ({@code window_start,
- * window_seconds, task, executed, cpu_seconds}) and {@code latency-*.jsonl} (sink tasks:
- * {@code window_start, window_seconds, task, count, buckets} with [bucket, count] pairs of
- * {@link LatencyHistogram}). Only whole windows are written: the one open when the topology
- * stops is dropped.
+ * epoch) it reads each registered {@link TrafficMonitor}'s counters and hands the window's
+ * increments, as JSON Lines, to its {@link WindowSink}: {@code traffic} ({@code window_start,
+ * window_seconds, src_task, dst_task, tuples, bytes}), {@code load} ({@code window_start,
+ * window_seconds, task, executed, cpu_seconds}) and {@code latency} (sink tasks: {@code
+ * window_start, window_seconds, task, count, buckets} with [bucket, count] pairs of
+ * {@link LatencyHistogram}). The sink appends them to files ({@link WindowSink.Files}) or queues
+ * them for Storm's metrics path ({@link WindowSink.Outbox}). Only whole windows are handed on: the
+ * one open when the topology stops is dropped.
  */
 final class MonitorWriter implements Runnable {
     private static final Logger LOG = LoggerFactory.getLogger(MonitorWriter.class);
@@ -33,26 +28,29 @@ final class MonitorWriter implements Runnable {
 
     private final String stormId;
     private final long windowMillis;
-    private final Path dir;
-    private final String suffix;
+    private final WindowSink sink;
     private final List<TrafficMonitor> hooks = new CopyOnWriteArrayList<>();
     private final Map<TrafficMonitor, long[]> last = new IdentityHashMap<>();
     private final Thread thread;
     private volatile boolean stopped;
 
-    private MonitorWriter(String stormId, String dir, double windowSeconds, int port) {
+    private MonitorWriter(String stormId, WindowSink sink, double windowSeconds) {
         this.stormId = stormId;
         this.windowMillis = Math.max(1L, Math.round(windowSeconds * 1000));
-        this.dir = Paths.get(dir);
-        this.suffix = stormId + "-" + port + "-" + ProcessHandle.current().pid() + ".jsonl";
+        this.sink = sink;
         this.thread = new Thread(this, "streamplace-monitor-" + stormId);
         thread.setDaemon(true);
     }
 
-    static synchronized MonitorWriter register(TrafficMonitor hook, String stormId, String dir, double window, int port) {
+    /**
+     * The worker's writer for topology {@code stormId}, made with {@code sink} (called only for the
+     * worker's first hook) if there is none yet; {@code hook} is read from then on.
+     */
+    static synchronized MonitorWriter register(TrafficMonitor hook, String stormId, double window,
+                                               java.util.function.Supplier<WindowSink> sink) {
         MonitorWriter w = BY_TOPOLOGY.get(stormId);
         if (w == null) {
-            w = new MonitorWriter(stormId, dir, window, port);
+            w = new MonitorWriter(stormId, sink.get(), window);
             BY_TOPOLOGY.put(stormId, w);
             w.thread.start();
         }
@@ -71,38 +69,36 @@ final class MonitorWriter implements Runnable {
         }
     }
 
+    /** The sink this writer hands its windows to. */
+    WindowSink sink() {
+        return sink;
+    }
+
     @Override
     public void run() {
-        try {
-            Files.createDirectories(dir);
-            try (BufferedWriter traffic = open("traffic-"); BufferedWriter load = open("load-");
-                 BufferedWriter latency = open("latency-")) {
-                long boundary = (System.currentTimeMillis() / windowMillis + 1) * windowMillis;
-                while (!stopped) {
-                    long wait = boundary - System.currentTimeMillis();
-                    if (wait > 0) {
-                        try {
-                            Thread.sleep(wait);
-                        } catch (InterruptedException e) {
-                            continue;   // stopped: the open window is dropped
-                        }
+        try (WindowSink out = sink) {
+            long boundary = (System.currentTimeMillis() / windowMillis + 1) * windowMillis;
+            while (!stopped) {
+                long wait = boundary - System.currentTimeMillis();
+                if (wait > 0) {
+                    try {
+                        Thread.sleep(wait);
+                    } catch (InterruptedException e) {
+                        continue;   // stopped: the open window is dropped
                     }
-                    write(boundary - windowMillis, traffic, load, latency);
-                    boundary += windowMillis;
                 }
+                write(boundary - windowMillis, out);
+                boundary += windowMillis;
             }
         } catch (IOException | UncheckedIOException e) {
-            LOG.error("streamplace monitor: cannot write records to {}", dir, e);
+            LOG.error("streamplace monitor: cannot write records to {}", sink, e);
         }
     }
 
-    private BufferedWriter open(String prefix) throws IOException {
-        return Files.newBufferedWriter(dir.resolve(prefix + suffix), StandardCharsets.UTF_8,
-                                       StandardOpenOption.CREATE, StandardOpenOption.APPEND);
-    }
-
-    private void write(long startMillis, BufferedWriter traffic, BufferedWriter load, BufferedWriter latency)
-            throws IOException {
+    private void write(long startMillis, WindowSink out) throws IOException {
+        StringBuilder traffic = new StringBuilder();
+        StringBuilder load = new StringBuilder();
+        StringBuilder latency = new StringBuilder();
         String head = "{\"window_start\":" + java.math.BigDecimal.valueOf(startMillis, 3).toPlainString()
                       + ",\"window_seconds\":" + java.math.BigDecimal.valueOf(windowMillis, 3).toPlainString();
         // Read every counter first, in one tight pass, then format: formatting and writing take
@@ -131,14 +127,14 @@ final class MonitorWriter implements Runnable {
             long[] prev = last.computeIfAbsent(h, key -> new long[2 * n + 2 + LatencyHistogram.BUCKETS]);
             for (int i = 0; i < n; i++) {
                 if (c[i] != prev[i]) {
-                    traffic.write(head + ",\"src_task\":" + quote(h.label) + ",\"dst_task\":" + quote(h.targetLabels[i])
+                    traffic.append(head + ",\"src_task\":" + quote(h.label) + ",\"dst_task\":" + quote(h.targetLabels[i])
                                   + ",\"tuples\":" + (c[i] - prev[i]) + ",\"bytes\":" + (c[n + i] - prev[n + i]) + "}\n");
                 }
                 prev[i] = c[i];
                 prev[n + i] = c[n + i];
             }
             double cpuPrev = Double.longBitsToDouble(prev[2 * n + 1]);
-            load.write(head + ",\"task\":" + quote(h.label) + ",\"executed\":" + (c[2 * n] - prev[2 * n])
+            load.append(head + ",\"task\":" + quote(h.label) + ",\"executed\":" + (c[2 * n] - prev[2 * n])
                        + ",\"cpu_seconds\":" + Math.max(0.0, cpus[k] - cpuPrev) + "}\n");
             prev[2 * n] = c[2 * n];
             prev[2 * n + 1] = Double.doubleToLongBits(cpus[k]);
@@ -146,13 +142,10 @@ final class MonitorWriter implements Runnable {
                 writeLatency(head, h, prev, 2 * n + 2, latency);
             }
         }
-        traffic.flush();
-        load.flush();
-        latency.flush();
+        out.accept(startMillis, traffic, load, latency);
     }
 
-    private static void writeLatency(String head, TrafficMonitor h, long[] prev, int base, BufferedWriter out)
-            throws IOException {
+    private static void writeLatency(String head, TrafficMonitor h, long[] prev, int base, StringBuilder out) {
         StringBuilder buckets = new StringBuilder();
         long count = 0;
         for (int b = 0; b < LatencyHistogram.BUCKETS; b++) {
@@ -165,7 +158,7 @@ final class MonitorWriter implements Runnable {
             }
         }
         if (count > 0) {
-            out.write(head + ",\"task\":" + quote(h.label) + ",\"count\":" + count + ",\"buckets\":[" + buckets + "]}\n");
+            out.append(head + ",\"task\":" + quote(h.label) + ",\"count\":" + count + ",\"buckets\":[" + buckets + "]}\n");
         }
     }
 

@@ -45,16 +45,24 @@ public final class SpecTopology {
      * acker executors (0: no acking; tuples carry their emit time instead), load-aware shuffle off
      * unless asked for (Storm 2's default prefers the sender's own worker, unlike the papers'
      * Storm 1.x and our model's uniform shuffle), the traffic monitor installed when
-     * {@code monitorDir} is given.
+     * {@code monitorDir} or {@code monitorUrl} is given: writing files in {@code monitorDir}, or
+     * sending its windows through Storm's metrics path to a {@link RecordsConsumer} that forwards
+     * them to {@code monitorUrl}.
      */
-    public static Config conf(int workers, int ackers, boolean loadAware, String monitorDir, double windowSeconds) {
+    public static Config conf(int workers, int ackers, boolean loadAware, String monitorDir, String monitorUrl,
+                              double windowSeconds) {
         Config conf = new Config();
         conf.setNumWorkers(workers);
         conf.setNumAckers(ackers);
         conf.put(Config.TOPOLOGY_DISABLE_LOADAWARE_MESSAGING, !loadAware);
-        if (monitorDir != null) {
-            conf.put(Config.TOPOLOGY_AUTO_TASK_HOOKS, List.of(TrafficMonitor.class.getName()));
+        if (monitorUrl != null) {
+            conf.put(TrafficMonitor.VIA_METRICS, true);
+            conf.registerMetricsConsumer(RecordsConsumer.class, monitorUrl, 1);
+        } else if (monitorDir != null) {
             conf.put(TrafficMonitor.DIR, monitorDir);
+        }
+        if (monitorDir != null || monitorUrl != null) {
+            conf.put(Config.TOPOLOGY_AUTO_TASK_HOOKS, List.of(TrafficMonitor.class.getName()));
             conf.put(TrafficMonitor.WINDOW_SECS, windowSeconds);
         }
         return conf;

@@ -12,7 +12,7 @@ final class Submitter {
 
     /** The topology conf of a job: streamplace's settings, then the job's own {@code conf}, checked against Storm's. */
     static Config conf(JobFile.Job j) throws SpecException {
-        Config conf = SpecTopology.conf(j.workers(), j.ackers(), j.loadAware(), j.monitorDir(), j.windowS());
+        Config conf = SpecTopology.conf(j.workers(), j.ackers(), j.loadAware(), j.monitorDir(), j.monitorUrl(), j.windowS());
         if (j.durationS() == 0) {
             idle(conf);
         }

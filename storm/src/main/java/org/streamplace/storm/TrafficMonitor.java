@@ -38,11 +38,22 @@ import org.apache.storm.utils.ObjectReader;
  *   {@link Tuples#TS} field, when tuples carry it.</li>
  * </ul>
  *
- * Counting is single-writer (the executor thread) into atomic arrays with ordered stores: no
+ * The windows go to files in {@code streamplace.monitor.dir} on the worker's machine, or with
+ * {@code streamplace.monitor.via.metrics: true} through Storm's metrics path to the topology's
+ * {@link RecordsConsumer}, which gathers every worker's windows in one place (no shared filesystem).
+ *
+ * <p>Counting is single-writer (the executor thread) into atomic arrays with ordered stores: no
  * lock and no allocation per tuple; a writer thread per worker reads and writes the windows.
  */
 public class TrafficMonitor extends BaseTaskHook {
     public static final String DIR = "streamplace.monitor.dir";
+    /**
+     * {@code true}: the windows go through Storm's metrics path to the topology's
+     * {@link RecordsConsumer} instead of files in {@link #DIR}.
+     */
+    public static final String VIA_METRICS = "streamplace.monitor.via.metrics";
+    /** The name of the metric that carries the windows. */
+    public static final String METRIC = "streamplace-records";
     public static final String WINDOW_SECS = "streamplace.monitor.window.secs";
     private static final int SAMPLE_MASK = 255;
     private static final ThreadMXBean MX = ManagementFactory.getThreadMXBean();
@@ -70,7 +81,8 @@ public class TrafficMonitor extends BaseTaskHook {
     public void prepare(Map<String, Object> conf, TopologyContext context) {
         String component = context.getThisComponentId();
         Object dir = conf.get(DIR);
-        if (TaskLabels.isSystem(component) || dir == null) {
+        boolean viaMetrics = ObjectReader.getBoolean(conf.get(VIA_METRICS), false);
+        if (TaskLabels.isSystem(component) || (dir == null && !viaMetrics)) {
             return;
         }
         active = true;
@@ -99,7 +111,13 @@ public class TrafficMonitor extends BaseTaskHook {
         latency = sink ? new LatencyHistogram() : null;
         serializer = new KryoValuesSerializer(conf);
         double window = ObjectReader.getDouble(conf.get(WINDOW_SECS), 10.0);
-        writer = MonitorWriter.register(this, context.getStormId(), String.valueOf(dir), window, context.getThisWorkerPort());
+        String worker = context.getStormId() + "-" + context.getThisWorkerPort() + "-" + ProcessHandle.current().pid();
+        writer = MonitorWriter.register(this, context.getStormId(), window, () -> viaMetrics
+            ? new WindowSink.Outbox(worker) : new WindowSink.Files(String.valueOf(dir), worker + ".jsonl"));
+        if (writer.sink() instanceof WindowSink.Outbox outbox) {
+            // ticks every second: a window reaches the consumer within about a second of its end
+            context.registerMetric(METRIC, outbox.metric(), 1);
+        }
     }
 
     private void onThread() {

@@ -57,7 +57,7 @@ final class Fixtures {
     static TopologyDetails topology(String yaml, String id, int workers, int ackers) throws Exception {
         Spec spec = spec(yaml);
         StormTopology topology = SpecTopology.build(spec);
-        Map<String, Object> conf = stormConf(SpecTopology.conf(workers, ackers, false, null, 10));
+        Map<String, Object> conf = stormConf(SpecTopology.conf(workers, ackers, false, null, null, 10));
         conf.put(Config.TOPOLOGY_NAME, spec.name);
         Map<ExecutorDetails, String> execs = new HashMap<>();
         StormCommon.stormTaskInfo(topology, conf).forEach((task, comp) -> execs.put(new ExecutorDetails(task, task), comp));

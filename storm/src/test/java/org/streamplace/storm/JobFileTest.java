@@ -54,9 +54,9 @@ class JobFileTest {
         assertEquals(List.of(new JobFile.Node("big", 2, null, null), new JobFile.Node("small", 1, null, null)), f.cluster());
         assertNull(f.nimbus());
         JobFile.Job a = f.jobs().get(0);
-        assertEquals(new JobFile.Job("a", Path.of("/w/topology-a.json"), 3, 1, false, "/w/monitor", 2.5, 4.0, 6.0,
+        assertEquals(new JobFile.Job("a", Path.of("/w/topology-a.json"), 3, 1, false, "/w/monitor", null, 2.5, 4.0, 6.0,
                                      Map.of("streamplace.seed", 7, "topology.max.spout.pending", 100), 0L), a);
-        assertEquals(new JobFile.Job("b", Path.of("/w/topology-b.json"), 1, 0, true, null, 10.0, 0.0, 0.0, Map.of(), null),
+        assertEquals(new JobFile.Job("b", Path.of("/w/topology-b.json"), 1, 0, true, null, null, 10.0, 0.0, 0.0, Map.of(), null),
                      f.jobs().get(1));
     }
 
@@ -64,7 +64,7 @@ class JobFileTest {
     void optionalFieldsTakeTheirDefaults(@TempDir Path tmp) throws Exception {
         JobFile f = JobFile.read(write(tmp, withJob("")));
         assertEquals(JobFile.START_TIMEOUT_S, f.startTimeoutS());
-        assertEquals(new JobFile.Job("a", Path.of("t.json"), 1, 0, false, null, 10.0, 0.0, 0.0, Map.of(), null), f.jobs().get(0));
+        assertEquals(new JobFile.Job("a", Path.of("t.json"), 1, 0, false, null, null, 10.0, 0.0, 0.0, Map.of(), null), f.jobs().get(0));
     }
 
     /** Each optional field the schema gives a {@code default} gets exactly that value in the records. */
@@ -83,6 +83,7 @@ class JobFileTest {
         got.put("load_aware", j.loadAware());
         got.put("window_s", j.windowS());
         got.put("monitor_dir", j.monitorDir());
+        got.put("monitor_url", j.monitorUrl());
         got.put("warmup_s", j.warmupS());
         got.put("duration_s", j.durationS());
         got.put("conf", j.conf());
@@ -196,6 +197,6 @@ class JobFileTest {
     }
 
     private static JobFile.Job job(String name, Long group) {
-        return new JobFile.Job(name, Path.of("t"), 1, 0, false, null, 10, 0, 0, Map.of(), group);
+        return new JobFile.Job(name, Path.of("t"), 1, 0, false, null, null, 10, 0, 0, Map.of(), group);
     }
 }

@@ -29,7 +29,7 @@ class TaskLabelsTest {
     @ParameterizedTest
     @ValueSource(ints = {0, 2})
     void labelsFollowStormsNumbering(int ackers) throws Exception {
-        Map<String, Object> conf = Fixtures.stormConf(SpecTopology.conf(3, ackers, false, null, 10));
+        Map<String, Object> conf = Fixtures.stormConf(SpecTopology.conf(3, ackers, false, null, null, 10));
         conf.put(Config.TOPOLOGY_NAME, "mixed");
         Map<Integer, String> storm = StormCommon.stormTaskInfo(SpecTopology.build(Fixtures.spec(MIXED)), conf);
         // Storm: Z 1-2, [__acker 3-4], a next, then a_x, then b

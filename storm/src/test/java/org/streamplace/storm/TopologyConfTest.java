@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 /** The check of a job's topology settings against Storm's own keys and validators. */
 class TopologyConfTest {
     private static Config base() {
-        return SpecTopology.conf(2, 0, false, "/tmp/monitor", 10);
+        return SpecTopology.conf(2, 0, false, "/tmp/monitor", null, 10);
     }
 
     @Test
@@ -19,6 +19,23 @@ class TopologyConfTest {
         conf.put("topology.bolt.wait.progressive.level2.count", 0);
         conf.put("topology.executor.receive.buffer.size", 1024);
         conf.put("streamplace.seed", 3);
+        assertDoesNotThrow(() -> TopologyConf.check(conf, "job"));
+    }
+
+    /** Through Storm's metrics path: the consumer registered once with the receiver's URL, no directory. */
+    @Test
+    @SuppressWarnings("unchecked")
+    void theMonitorViaMetricsRegistersTheRecordsConsumer() {
+        Config conf = SpecTopology.conf(2, 0, false, null, "http://10.0.0.1:7071/records", 10);
+        java.util.List<java.util.Map<String, Object>> consumers =
+            (java.util.List<java.util.Map<String, Object>>) conf.get(Config.TOPOLOGY_METRICS_CONSUMER_REGISTER);
+        assertEquals(1, consumers.size());
+        assertEquals(RecordsConsumer.class.getName(), consumers.get(0).get("class"));
+        assertEquals("http://10.0.0.1:7071/records", consumers.get(0).get("argument"));
+        assertEquals(1L, ((Number) consumers.get(0).get("parallelism.hint")).longValue());
+        assertEquals(true, conf.get(TrafficMonitor.VIA_METRICS));
+        assertEquals(null, conf.get(TrafficMonitor.DIR));
+        assertEquals(java.util.List.of(TrafficMonitor.class.getName()), conf.get(Config.TOPOLOGY_AUTO_TASK_HOOKS));
         assertDoesNotThrow(() -> TopologyConf.check(conf, "job"));
     }
 
