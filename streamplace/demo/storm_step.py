@@ -8,8 +8,8 @@ worker is two JVMs that start on the machine's 2 cores: frequent-routes' 16-work
 the smallest instance. First Storm's even scheduler with the recommended plan's number of workers
 (what a user who sets ``topology.workers`` to that number gets, and what a running job has);
 then the model is calibrated on that run (:mod:`streamplace.model.calibration`) and predicts
-every placement of the instance within capacity; the one it predicts fastest runs next. Each run
-on a testbed of its own (:mod:`streamplace.storm.testbed`), spouts saturated (the bundled model's
+every placement of the instance within capacity; the one it predicts fastest runs next. Both runs
+on one testbed (:mod:`streamplace.storm.testbed`), brought up once, spouts saturated (the bundled model's
 operating point, ``10ms-sleeps``), :data:`WARMUP_S` s of warm-up and :data:`MEASURE_S` s measured;
 where the testbed cannot run (not root, no namespaces or cgroups, another testbed run) on embedded
 Storm instead, saying why, at the topology's own rates: LocalCluster halts when back-pressure
@@ -20,6 +20,7 @@ performance. ``DIR/storm/run.json`` holds per job the measured throughput and in
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import shutil
@@ -36,7 +37,7 @@ from ..schedulers import make_scheduler, storm_default
 from ..storm import StormError
 from ..storm.plans import workers_of
 from ..storm.run import Job, RunSettings, run_jobs
-from ..storm.testbed import holder, preflight
+from ..storm.testbed import Testbed, holder, preflight
 from ..evaluate.decision import recommend
 from ..evaluate.records import ResultRecord
 from ..fit.cases import predicted_figures
@@ -117,26 +118,31 @@ def run_storm_step(records: Sequence[ResultRecord], out_dir: Path, problem_from_
         problem = Problem.from_topology(saturated(problem.topology), problem.cluster)
     began = time.monotonic()
 
-    def run(name: str, placement) -> dict:
-        job_name = f"{first['workload']}-{name}"
-        job = (saturated_job(job_name, problem.topology, placement, MEASURE_S) if mode == "cluster" else
-               Job(job_name, problem.topology, placement, workers_of(placement), monitor=True, duration_s=MEASURE_S))
-        result = run_jobs(problem.cluster, [job], settings, work / name, monitor_dir=work / name / "monitor",
-                          on_event=lambda e: e.get("event") == "result" and log(f"storm: measured {e['job']}"))[job_name]
-        return {"scheduler": name, "workers": workers_of(placement),
-                **measured(problem, placement, result, work / name / "monitor", settings),
-                **predicted_figures(problem, placement, model, bed.budget())}
+    with contextlib.ExitStack() as stack:   # both jobs on one testbed: it comes up once
+        testbed = stack.enter_context(Testbed(problem.cluster, work / "testbed", work / "plans", bed)) \
+            if mode == "cluster" else None
 
-    baseline = run(default, even)
-    calibrated = calibrate(problem, MeasuredRun(
-        point, even, baseline["bolt_throughput"], baseline["source_rate"],
-        *rate_maps(baseline),
-        baseline["latency_ms"].get("mean"), bed.budget() if mode == "cluster" else None,
-        None if mode == "cluster" else offered_spout_rate(problem.topology),
-        {node: float(cpu["cores"]) for node, cpu in baseline.get("node_cpu", {}).items()}), model)
-    name, placement, prediction = recalibrated_choice(records, first, problem, calibrated, default)
-    log(f"storm: calibrated on {default}'s run, {name} is predicted at {prediction.throughput:,.0f} tuples/s")
-    chosen = run(name, placement)
+        def run(name: str, placement) -> dict:
+            job_name = f"{first['workload']}-{name}"
+            job = (saturated_job(job_name, problem.topology, placement, MEASURE_S) if mode == "cluster" else
+                   Job(job_name, problem.topology, placement, workers_of(placement), monitor=True, duration_s=MEASURE_S))
+            result = run_jobs(problem.cluster, [job], settings, work / name, monitor_dir=work / name / "monitor",
+                              on_event=lambda e: e.get("event") == "result" and log(f"storm: measured {e['job']}"),
+                              testbed=testbed)[job_name]
+            return {"scheduler": name, "workers": workers_of(placement),
+                    **measured(problem, placement, result, work / name / "monitor", settings),
+                    **predicted_figures(problem, placement, model, bed.budget())}
+
+        baseline = run(default, even)
+        calibrated = calibrate(problem, MeasuredRun(
+            point, even, baseline["bolt_throughput"], baseline["source_rate"],
+            *rate_maps(baseline),
+            baseline["latency_ms"].get("mean"), bed.budget() if mode == "cluster" else None,
+            None if mode == "cluster" else offered_spout_rate(problem.topology),
+            {node: float(cpu["cores"]) for node, cpu in baseline.get("node_cpu", {}).items()}), model)
+        name, placement, prediction = recalibrated_choice(records, first, problem, calibrated, default)
+        log(f"storm: calibrated on {default}'s run, {name} is predicted at {prediction.throughput:,.0f} tuples/s")
+        chosen = run(name, placement)
     for rec, predicted_by in ((baseline, calibrated.predict(even)), (chosen, prediction)):
         rec.update(calibrated_throughput=predicted_by.throughput, calibrated_bound=predicted_by.bound)
     out = {"workload": first["workload"], "cluster": first["cluster"], "mode": mode, "why_not_testbed": why or None,

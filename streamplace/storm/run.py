@@ -29,6 +29,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
+import contextlib
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -148,14 +149,16 @@ def cpu_by_task(problem: Problem, placement: Placement | None) -> dict[str, floa
 
 def run_jobs(cluster: Cluster, jobs: Sequence[Job], settings: RunSettings, work_dir: Path, *,
              monitor_dir: Path | None = None,
-             on_event: Callable[[dict], None] | None = None) -> dict[str, dict]:
+             on_event: Callable[[dict], None] | None = None, testbed=None) -> dict[str, dict]:
     """Runs ``jobs`` on Storm (``settings.mode``); returns each job's result (by name) as Storm reported it.
 
     Jobs run one after another (each submitted, assigned, measured, killed); consecutive jobs with
     the same ``group`` run at once. ``work_dir`` receives the plans, the job file and the logs. On
     the testbed each measured result also has ``wire``: data bytes per (sender, receiver) node
     pair counted on the wire during the measured window, and ``node_cpu``: per node, the cores its
-    cgroup used and the share of CFS periods in which it ran out of quota.
+    cgroup used and the share of CFS periods in which it ran out of quota. ``testbed``: a running
+    :class:`~.testbed.Testbed` of ``cluster`` to run on (its plan directory is used; it stays up),
+    instead of one brought up and torn down for these jobs.
     """
     java = jvm.java()
     cp = jvm.classpath()
@@ -163,7 +166,7 @@ def run_jobs(cluster: Cluster, jobs: Sequence[Job], settings: RunSettings, work_
     monitor_dir = Path(monitor_dir).resolve() if monitor_dir is not None else None
     via_metrics = settings.monitor_via == "metrics" and monitor_dir is not None
     work_dir.mkdir(parents=True, exist_ok=True)
-    plan_dir = work_dir / "plans"
+    plan_dir = testbed.plan_dir if testbed is not None else work_dir / "plans"
     plan_dir.mkdir(exist_ok=True)
     job_entries = []
     for job in jobs:
@@ -205,8 +208,9 @@ def run_jobs(cluster: Cluster, jobs: Sequence[Job], settings: RunSettings, work_
                 return path({**halted.results,
                              **_drive(java, cp, "LocalRunner", document, settings, rest, work_dir, on_event, None)})
     from .testbed import Testbed, network
-    with Testbed(cluster, work_dir / "testbed", plan_dir, settings.testbed,
-                 log=lambda message: on_event and on_event({"event": "testbed", "message": message})) as bed, \
+    with (contextlib.nullcontext(testbed) if testbed is not None else
+          Testbed(cluster, work_dir / "testbed", plan_dir, settings.testbed,
+                  log=lambda message: on_event and on_event({"event": "testbed", "message": message}))) as bed, \
             _records_path(document, jobs, monitor_dir if via_metrics else None, network.HOST_IP, on_event) as path:
         document.update(nimbus=bed.nimbus, cluster=bed.job_cluster(), storm_jar=str(jvm.jar(jvm.HARNESS_JAR)))
         return path(_drive(java, cp, "ClusterRunner", document, settings, jobs, work_dir, on_event, bed))

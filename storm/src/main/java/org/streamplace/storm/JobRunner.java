@@ -93,11 +93,16 @@ final class JobRunner {
         }
     }
 
-    /** Submits the jobs, waits until each is fully assigned, measures them together, then kills them. */
+    /**
+     * Submits the jobs (all of them first: Nimbus schedules each at its submission, so the waits
+     * overlap), waits until each is fully assigned, measures them together, then kills them.
+     */
     private void runTogether(List<JobFile.Job> jobs) throws Exception {
         Map<JobFile.Job, String> ids = new LinkedHashMap<>();
         for (JobFile.Job j : jobs) {
             Submitter.submit(engine, j);
+        }
+        for (JobFile.Job j : jobs) {
             ids.put(j, watch.awaitAssignment(j.name()));
             Events.emit("assigned", Map.of("job", j.name()));
         }
