@@ -1,10 +1,12 @@
 """What a migration costs with acking on the Storm testbed (needs root), as
 benchmarks/results/PLAN-migration-acking.md fixes it: the `shift` job at `acking-msp50`, static
 under even and migrating under the every-period policy, in the order static, migrating,
-migrating, static.
+migrating, static; with --replays also the trees a replaying spout would read again, as
+benchmarks/results/PLAN-migration-replays.md fixes it (from the monitor's spout counts).
 
     .venv/bin/python benchmarks/migration_acking.py -o out/migration-acking        # 4 runs, ~12 min
     .venv/bin/python benchmarks/migration_acking.py -o out/migration-acking --summary-only
+    .venv/bin/python benchmarks/migration_acking.py -o out/migration-replays --replays
 
 Appends one record per run to DIR/runs.jsonl and keeps each run's directory under DIR/runs/;
 prints per run Storm's acked and failed tuple trees, the plans applied and each migration's dip.
@@ -47,7 +49,8 @@ def run_all(out: Path) -> None:
         run_dir = out / "runs" / f"{kind}-r{rep}"
         result = sp.storm_run(problem, run_dir, settings, scheduler="even", force=True,
                               autopilot=AUTOPILOT if kind == "migrating" else None)
-        keep = ("throughput", "submitted_at", "timeline", "plans", "spout_acked", "spout_failed", "latency_ms")
+        keep = ("throughput", "submitted_at", "timeline", "plans", "spout_acked", "spout_failed", "latency_ms",
+                "spout_trees")
         rec = {"kind": kind, "rep": rep, **{k: result.run.get(k) for k in keep}}
         with open(runs_file, "a") as fh:
             fh.write(json.dumps(rec) + "\n")
@@ -76,10 +79,35 @@ def line(rec: dict) -> str:
                or "none"))
 
 
+#: PLAN-migration-replays.md: 4 spout tasks x max spout pending 50
+REPLAY_BOUND = 4 * 50
+
+
+def replays(runs: list[dict]) -> list[str]:
+    """Per run the trees never reported complete (what a replaying spout reads again) and the
+    failed ones; per migrating run the replays per applied plan beyond the static runs' mean,
+    against the plan's bound."""
+    out = []
+    for rec in runs:
+        t = rec["spout_trees"]
+        out.append(f"{rec['kind']} r{rec['rep']}: emitted {t['emitted']:,}, acked {t['acked']:,}, failed {t['failed']:,}; "
+                   f"not acked {t['emitted'] - t['acked']:,}")
+    static = [r["spout_trees"]["emitted"] - r["spout_trees"]["acked"] for r in runs if r["kind"] == "static"]
+    for rec in runs:
+        if rec["kind"] == "migrating" and rec.get("plans") and static:
+            t = rec["spout_trees"]
+            per_plan = (t["emitted"] - t["acked"] - statistics.fmean(static)) / len(rec["plans"])
+            out.append(f"migrating r{rec['rep']}: {per_plan:,.0f} trees replayed per migration beyond the static runs' "
+                       f"mean of {statistics.fmean(static):,.0f} ({len(rec['plans'])} plans); bound {REPLAY_BOUND}: "
+                       + ("holds" if per_plan <= REPLAY_BOUND else "exceeded"))
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-o", "--out", type=Path, required=True)
     ap.add_argument("--summary-only", action="store_true", help="print the figures of DIR/runs.jsonl, run nothing")
+    ap.add_argument("--replays", action="store_true", help="also print the replay figures (runs with spout_trees)")
     args = ap.parse_args()
     if not args.summary_only:
         run_all(args.out)
@@ -95,6 +123,9 @@ def main() -> int:
             extra = (rec["spout_failed"] - statistics.fmean(static)) / len(rec["plans"])
             print(f"migrating r{rec['rep']}: {extra:,.0f} failed tuple trees per applied plan beyond the static runs' "
                   f"mean of {statistics.fmean(static):,.0f}")
+    if args.replays:
+        for text in replays(runs):
+            print(text)
     return 0
 
 

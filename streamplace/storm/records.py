@@ -87,6 +87,21 @@ def rates(load: pd.DataFrame, traffic: pd.DataFrame, topology: Topology, seconds
     return {"tasks": tasks, "streams": streams}
 
 
+def spout_trees(load: pd.DataFrame, topology: Topology) -> dict:
+    """The spouts' tuple trees in the monitor's raw ``load`` rows: ``emitted`` (tuples the spouts
+    emitted), ``acked`` (trees Storm reported complete) and ``failed`` (failed or timed out); 0
+    acked without ackers (the spec spout emits untracked tuples). Unlike Storm's statistics these
+    survive an executor's restart: each window counts what its executor saw. ``emitted - acked -
+    failed`` over a stretch that starts and ends drained is what a replaying spout would read again:
+    trees pending in an executor that stopped are reported neither way."""
+    spouts = set(np.asarray(topology.task_labels)[topology.source_task_mask])
+    rows = load[load["task"].isin(spouts)] if len(load) else load
+    out = {"emitted": int(rows["executed"].sum()) if len(rows) else 0}
+    for key in ("acked", "failed"):
+        out[key] = int(rows[key].fillna(0).sum()) if len(rows) and key in rows else 0
+    return out
+
+
 def timeline(load: pd.DataFrame) -> list[dict]:
     """Per window of ``load`` (warm-up included): ``t`` (its start) and ``throughput`` (tuples
     executed per second by every task, spouts' emits included)."""

@@ -533,6 +533,7 @@ def summarise(problem: Problem, placement: Placement | None, result: dict, out_d
         "plan_applied": str(result.get("scheduler_status") or "").startswith(PLAN_APPLIED),
         "scheduler_status": result.get("scheduler_status"),
         "spout_acked": result.get("spout_acked"), "spout_failed": result.get("spout_failed"),
+        "spout_trees": records.spout_trees(records.read_monitor(monitor, "load", start, end), topo),
         "plan_matches": None if plan is None else plan == assignment,
         "workers": result["workers"],
         # the model's quantity (``evaluate``'s predicted throughput): tuples executed by every

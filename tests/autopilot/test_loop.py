@@ -46,7 +46,7 @@ def write_windows(monitor, starts, rate=1000.0, tasks=TOPO.task_labels):
 def pilot(tmp_path, policy=None, **settings):
     return Autopilot.resume(PROBLEM, tmp_path / "monitor", tmp_path / "plans", tmp_path / "autopilot.jsonl", PACKED,
                             policy or Hysteresis(min_gain=0.05, confirm=2, cooldown_s=0),
-                            Settings(window_s=WINDOW, horizon_windows=2, time_limit=0.5, **settings))
+                            Settings(window_s=WINDOW, horizon_windows=2, time_limit=1.0, **settings))
 
 
 def test_a_confirmed_gain_writes_the_plan_and_the_log_says_why(tmp_path):

@@ -16,7 +16,7 @@ import org.slf4j.LoggerFactory;
  * epoch) it reads each registered {@link TrafficMonitor}'s counters and hands the window's
  * increments, as JSON Lines, to its {@link WindowSink}: {@code traffic} ({@code window_start,
  * window_seconds, src_task, dst_task, tuples, bytes}), {@code load} ({@code window_start,
- * window_seconds, task, executed, cpu_seconds}) and {@code latency} (sink tasks: {@code
+ * window_seconds, task, executed, cpu_seconds}, and for spouts {@code acked, failed}) and {@code latency} (sink tasks: {@code
  * window_start, window_seconds, task, count, buckets} with [bucket, count] pairs of
  * {@link LatencyHistogram}). The sink appends them to files ({@link WindowSink.Files}) or queues
  * them for Storm's metrics path ({@link WindowSink.Outbox}). Only whole windows are handed on: the
@@ -109,12 +109,14 @@ final class MonitorWriter implements Runnable {
         for (int k = 0; k < counts.length; k++) {
             TrafficMonitor h = now.get(k);
             int n = h.targetLabels.length;
-            long[] c = new long[2 * n + 1];
+            long[] c = new long[2 * n + 3];
             for (int i = 0; i < n; i++) {
                 c[i] = h.tuples.get(i);
                 c[n + i] = h.bytes.get(i);
             }
             c[2 * n] = h.executed.get(0);
+            c[2 * n + 1] = h.trees.get(0);
+            c[2 * n + 2] = h.trees.get(1);
             counts[k] = c;
         }
         for (int k = 0; k < counts.length; k++) {
@@ -124,7 +126,9 @@ final class MonitorWriter implements Runnable {
             TrafficMonitor h = now.get(k);
             long[] c = counts[k];
             int n = h.targetLabels.length;
-            long[] prev = last.computeIfAbsent(h, key -> new long[2 * n + 2 + LatencyHistogram.BUCKETS]);
+            // previous values: tuples, bytes (n each), executed, CPU seconds' bits, latency buckets, acked, failed
+            int trees = 2 * n + 2 + LatencyHistogram.BUCKETS;
+            long[] prev = last.computeIfAbsent(h, key -> new long[trees + 2]);
             for (int i = 0; i < n; i++) {
                 if (c[i] != prev[i]) {
                     traffic.append(head + ",\"src_task\":" + quote(h.label) + ",\"dst_task\":" + quote(h.targetLabels[i])
@@ -135,7 +139,11 @@ final class MonitorWriter implements Runnable {
             }
             double cpuPrev = Double.longBitsToDouble(prev[2 * n + 1]);
             load.append(head + ",\"task\":" + quote(h.label) + ",\"executed\":" + (c[2 * n] - prev[2 * n])
-                       + ",\"cpu_seconds\":" + Math.max(0.0, cpus[k] - cpuPrev) + "}\n");
+                       + ",\"cpu_seconds\":" + Math.max(0.0, cpus[k] - cpuPrev)
+                       + (h.isSpout() ? ",\"acked\":" + (c[2 * n + 1] - prev[trees]) + ",\"failed\":" + (c[2 * n + 2] - prev[trees + 1]) : "")
+                       + "}\n");
+            prev[trees] = c[2 * n + 1];
+            prev[trees + 1] = c[2 * n + 2];
             prev[2 * n] = c[2 * n];
             prev[2 * n + 1] = Double.doubleToLongBits(cpus[k]);
             if (h.latency != null) {

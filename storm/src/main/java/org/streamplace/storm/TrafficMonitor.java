@@ -12,6 +12,8 @@ import org.apache.storm.generated.Grouping;
 import org.apache.storm.hooks.BaseTaskHook;
 import org.apache.storm.hooks.info.BoltExecuteInfo;
 import org.apache.storm.hooks.info.EmitInfo;
+import org.apache.storm.hooks.info.SpoutAckInfo;
+import org.apache.storm.hooks.info.SpoutFailInfo;
 import org.apache.storm.serialization.KryoValuesSerializer;
 import org.apache.storm.task.TopologyContext;
 import org.apache.storm.tuple.Tuple;
@@ -31,7 +33,9 @@ import org.apache.storm.utils.ObjectReader;
  *   serialised with Storm's own {@code KryoValuesSerializer} and the running mean size is charged
  *   to every tuple: the Kryo size of the tuple's values, without Storm's per-message header
  *   (source task, stream, message id: a few bytes) and without Netty framing.</li>
- *   <li>Executed: for a bolt the tuples it executed, for a spout the tuples it emitted.</li>
+ *   <li>Executed: for a bolt the tuples it executed, for a spout the tuples it emitted; a spout
+ *   also counts the tuple trees Storm reported complete ({@code acked}) and failed or timed out
+ *   ({@code failed}).</li>
  *   <li>CPU: {@code ThreadMXBean.getThreadCpuTime} of the task's executor thread (one task per
  *   executor): user code, this hook, serialisation of remote emits and idle spinning.</li>
  *   <li>Sinks (tasks without outgoing streams) also record end-to-end latency from the
@@ -68,6 +72,8 @@ public class TrafficMonitor extends BaseTaskHook {
     AtomicLongArray tuples;
     AtomicLongArray bytes;
     final AtomicLongArray executed = new AtomicLongArray(1);
+    /** A spout's tuple trees Storm reported complete ([0], {@code spoutAck}) and failed or timed out ([1]). */
+    final AtomicLongArray trees = new AtomicLongArray(2);
     LatencyHistogram latency;
     private volatile long threadId = -1;
     private KryoValuesSerializer serializer;
@@ -118,6 +124,10 @@ public class TrafficMonitor extends BaseTaskHook {
             // ticks every second: a window reaches the consumer within about a second of its end
             context.registerMetric(METRIC, outbox.metric(), 1);
         }
+    }
+
+    boolean isSpout() {
+        return spout;
     }
 
     private void onThread() {
@@ -182,6 +192,26 @@ public class TrafficMonitor extends BaseTaskHook {
         executed.lazySet(0, executed.get(0) + 1);
         if (sink && tuple.contains(Tuples.TS)) {
             latency.record(Tuples.nowMicros() - tuple.getLongByField(Tuples.TS));
+        }
+    }
+
+    /** Called on the spout's executor thread when a tuple tree completes (at once without ackers). */
+    @Override
+    public void spoutAck(SpoutAckInfo info) {
+        if (active) {
+            trees.lazySet(0, trees.get(0) + 1);
+        }
+    }
+
+    /**
+     * Called on the spout's executor thread when a tuple tree failed or timed out. Trees pending in
+     * a spout executor that stops (a moved task) are reported neither way: Storm drops the acker's
+     * answers for message ids the new executor does not know ({@code SpoutExecutor}'s pending map).
+     */
+    @Override
+    public void spoutFail(SpoutFailInfo info) {
+        if (active) {
+            trees.lazySet(1, trees.get(1) + 1);
         }
     }
 
