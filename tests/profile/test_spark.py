@@ -3,11 +3,9 @@
 import os
 import subprocess
 import sys
-import time
 
 import pytest
 
-from streamplace.interrupt import descendants
 from streamplace.profile import spark as sparkmod
 from streamplace.profile.spark import SparkUnavailable, java_version, session_conf, spark_session
 
@@ -94,61 +92,19 @@ def test_the_jvm_keeps_its_temporary_files_in_a_directory_of_this_process(spark)
     assert any(local.glob("blockmgr-*")), sorted(p.name for p in local.iterdir())
 
 
-@pytest.fixture(scope="module")
-def cli_profile(tmp_path_factory):
-    """One ``streamplace profile`` as a real process, ``TMPDIR`` an empty directory of its own; the
-    Java processes below it are read from /proc while it runs, and which of them still exist is
-    looked at the moment it has exited. -> (exit code, stderr, its directory, TMPDIR, Java pids
-    seen, those still there after the exit)."""
-    tmp = tmp_path_factory.mktemp("cli-profile")
-    topo = tmp / "t.yaml"
-    topo.write_text("name: t\noperators: [{name: a, parallelism: 1}, {name: b, parallelism: 2}]\nstreams: [{from: a, to: b}]\n")
-    traffic = tmp / "t.csv"
-    traffic.write_text("window_start,window_seconds,src_task,dst_task,tuples,bytes\n0,10,a[0],b[0],1,1\n0,10,a[0],b[1],2,2\n")
-    scratch = tmp / "tmp"
-    scratch.mkdir()
-    env = {k: v for k, v in os.environ.items() if k != "STREAMPLACE_SPARK_MASTER"}
-    env["TMPDIR"] = str(scratch)
-    jvms: set[int] = set()
-    with open(tmp / "stderr.txt", "w+") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "streamplace", "profile", "--topology", str(topo), "--traffic", str(traffic),
-                                 "-o", str(tmp / "p")], stdout=subprocess.DEVNULL, stderr=err, env=env)
-        try:
-            deadline = time.monotonic() + 300
-            while proc.poll() is None:
-                assert time.monotonic() < deadline, "the profile command did not finish in 300 s"
-                jvms.update(pid for pid in descendants(proc.pid) if _command(pid) == "java")
-                time.sleep(0.05)
-            left = [pid for pid in jvms if os.path.exists(f"/proc/{pid}")]
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-        err.seek(0)
-        return proc.returncode, err.read(), tmp, scratch, jvms, left
+def test_a_cli_run_leaves_nothing_in_the_temporary_directory(cluster_profile):
+    run = cluster_profile   # tests/profile/conftest.py: one real `profile` process, on a standalone cluster
+    assert run.code == 0, run.stderr
+    assert (run.dir / "p").is_dir()
+    assert list(run.scratch.iterdir()) == []
 
 
-def _command(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/comm") as fh:
-            return fh.read().strip()
-    except OSError:
-        return ""
-
-
-def test_a_cli_run_leaves_nothing_in_the_temporary_directory(cli_profile):
-    code, err, tmp, scratch, _, _ = cli_profile
-    assert code == 0, err
-    assert (tmp / "p").is_dir()
-    assert list(scratch.iterdir()) == []
-
-
-def test_no_spark_jvm_outlives_the_process_that_started_it(cli_profile):
+def test_no_spark_jvm_outlives_the_process_that_started_it(cluster_profile):
     """PySpark's JVM alone would exit a moment after its Python process; a command waits for it."""
-    code, err, _, _, jvms, left = cli_profile
-    assert code == 0, err
-    assert jvms, "no Spark JVM was seen below the command"
-    assert left == [], [open(f"/proc/{pid}/stat").read() for pid in left if os.path.exists(f"/proc/{pid}")]
+    run = cluster_profile
+    assert run.code == 0, run.stderr
+    assert run.jvms, "no Spark JVM was seen below the command"
+    assert run.left == [], [open(f"/proc/{pid}/stat").read() for pid in run.left if os.path.exists(f"/proc/{pid}")]
 
 
 PY4J_SEND_TO_AN_ENDING_JVM = r'''
