@@ -63,7 +63,7 @@ def storm():
                    "Default: the topology's own rates and the options given.")
 @click.option("--monitor-via", "monitor_via", type=click.Choice(["files", "metrics"]), default="files", show_default=True,
               help="How the monitor's windows leave the workers: files in a directory of this machine, or Storm's "
-                   "metrics path to a receiver here (what a cluster without a shared directory uses; docs/storm.md).")
+                   "metrics path to a receiver here (what a cluster without a shared directory uses; docs/monitor.md).")
 @click.option("--autopilot", "autopilot", is_flag=True,
               help="Run the autopilot beside the job (docs/autopilot.md): DIR/autopilot.jsonl, and the plans it "
                    "applied in run.json.")

@@ -2,7 +2,7 @@
 cluster, gathered by ``org.streamplace.storm.RecordsConsumer`` and POSTed here, written as the
 same ``traffic-*.jsonl``, ``load-*.jsonl`` and ``latency-*.jsonl`` files a monitor directory holds.
 
-Why this path (docs/storm.md): the hook's files sit on each supervisor's disk; Storm already moves
+Why this path (docs/monitor.md): the hook's files sit on each supervisor's disk; Storm already moves
 every task's metrics to one consumer over its own connections, so the windows need no shared
 filesystem, no HDFS or S3 service, and no new port on the workers: only the consumer's one HTTP
 connection to the host that runs :class:`RecordsReceiver` (the autopilot's, ``--receive``).

@@ -219,9 +219,9 @@ def test_a_runs_operating_point_is_the_campaigns_storm_settings_under_the_given_
 
 
 def test_the_docs_command_for_the_campaigns_operating_point_gives_exactly_its_storm_settings():
-    """docs/storm.md shows `storm run` with the campaign's settings as --storm-conf options: they
+    """docs/testbed.md shows `storm run` with the campaign's settings as --storm-conf options: they
     must stay what CAMPAIGN_CONF is (read as the CLI reads them: YAML values)."""
-    text = (Path(__file__).resolve().parents[2] / "docs" / "storm.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "docs" / "testbed.md").read_text()
     start = text.index("streamplace storm run TOPOLOGY CLUSTER -s metis")
     block = text[start:text.index("\n\n", start)]
     given = dict(kv.split("=", 1) for kv in re.findall(r"--storm-conf (\S+)", block))
