@@ -79,6 +79,7 @@ class RecordsReceiver:
         self.windows = 0
         self.repeated = 0
         self.refused = 0
+        self.lost = 0          # windows that could not be written here
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -127,33 +128,41 @@ class RecordsReceiver:
 
     def stats(self) -> dict:
         """What arrived: ``windows`` written, ``repeated`` (sent again, not written twice),
-        ``refused`` requests, ``dropped`` windows reported by workers and consumers."""
+        ``refused`` requests, ``dropped`` windows: reported dropped by workers and consumers, or
+        not written here (a write that failed)."""
         with self._lock:
             return {"windows": self.windows, "repeated": self.repeated, "refused": self.refused,
-                    "dropped": sum(self._dropped.values())}
+                    "dropped": sum(self._dropped.values()) + self.lost}
 
     def _handle(self, request: BaseHTTPRequestHandler) -> tuple[int, str]:
         if request.path != PATH:
-            return 404, f"POST windows to {PATH}"
+            return self._refuse(404, f"POST windows to {PATH}")
         try:
             length = int(request.headers.get("Content-Length", ""))
         except ValueError:
-            return 411, "Content-Length required"
+            length = -1
+        if length < 0:
+            return self._refuse(411, "Content-Length required")
         if length > MAX_BODY:
-            return 413, f"body over {MAX_BODY} bytes"
+            return self._refuse(413, f"body over {MAX_BODY} bytes")
         body = request.rfile.read(length).decode("utf-8", errors="replace")
         try:
             windows = [parse_window(line, n) for n, line in enumerate(body.split("\n"), 1) if line.strip()]
             consumer_dropped = int(request.headers.get("X-Streamplace-Dropped", "0"))
         except (BadWindow, ValueError) as e:
-            with self._lock:
-                self.refused += 1
-            return 400, str(e)
+            return self._refuse(400, str(e))
         with self._lock:
             self._note_dropped(f"consumer at {request.client_address[0]}", consumer_dropped)
             for window in windows:
                 self._write(window)
         return 204, ""
+
+    def _refuse(self, code: int, message: str) -> tuple[int, str]:
+        """A request not taken: counted (the consumer logs it and does not send it again)."""
+        with self._lock:
+            self.refused += 1
+        self._on_note(f"refused a request ({code}): {message}")
+        return code, message
 
     def _write(self, window: dict) -> None:
         source = (window["host"], window["worker"])
@@ -166,10 +175,16 @@ class RecordsReceiver:
                 seen.discard(start)
         seen.add(window["window_start"])
         name = f"{_UNSAFE.sub('_', window['host'])}-{_UNSAFE.sub('_', window['worker'])}.jsonl"
-        for kind in KINDS:
-            if window[kind]:
-                with open(self.out_dir / f"{kind}-{name}", "a", encoding="utf-8") as f:
-                    f.write(window[kind])
+        try:
+            for kind in KINDS:
+                if window[kind]:
+                    with open(self.out_dir / f"{kind}-{name}", "a", encoding="utf-8") as f:
+                        f.write(window[kind])
+        except OSError as e:   # counted and said, never sent again half-written: the loop sees a partial window
+            self.lost += 1
+            self._on_note(f"cannot write a window of worker {window['worker']} on {window['host']} into "
+                          f"{self.out_dir}: {e.strerror or e}; {self.lost} windows lost in all")
+            return
         self.windows += 1
         self._note_dropped(f"worker {window['worker']} on {window['host']}", window["dropped"])
 

@@ -166,7 +166,7 @@ def test_the_command_receives_the_windows_a_topology_sends_through_storms_metric
         port = s.getsockname()[1]
     now = time.time()
     body = ""
-    for w in (now - 40, now - 30):
+    for w in (now - 30, now - 20):   # the last ended 10 s ago: seconds of slack before it counts as a gap
         load, traffic = window_rows(w)
         body += json.dumps({"host": "node-a", "worker": "job-1-6700-9", "window_start": w, "latency": "", "dropped": 0,
                             "load": "".join(json.dumps(r) + "\n" for r in load),
@@ -185,7 +185,7 @@ def test_the_command_receives_the_windows_a_topology_sends_through_storms_metric
     sender.start()
     code, out, err = cli(["autopilot", tmp_path / "t.yaml", tmp_path / "c.yaml", "--monitor", tmp_path / "monitor",
                           "--plan-dir", tmp_path / "plans", "--current", tmp_path / "packed.json", "--policy", "greedy",
-                          "--periods", "3", "--period", "0.5", "--time-limit", "0.5", "--receive", f"127.0.0.1:{port}"])
+                          "--periods", "3", "--period", "0.5", "--time-limit", "1", "--receive", f"127.0.0.1:{port}"])
     sender.join()
     assert code == 0, err
     assert answers == [204] and " apply: improves" in out

@@ -74,11 +74,20 @@ def test_drops_reported_by_a_worker_or_the_consumer_are_noted(receiver):
     assert any(n.startswith("consumer at 127.0.0.1 dropped 1 ") for n in receiver.notes)
 
 
+def test_a_window_that_cannot_be_written_is_counted_said_and_never_half_sent_again(receiver):
+    (receiver.out_dir / "load-node-a-topo-1-6700-42.jsonl").mkdir()   # opening it to append fails
+    assert post(receiver, [window(10.0)])[0] == 204
+    assert receiver.stats() == {"windows": 0, "repeated": 0, "refused": 0, "dropped": 1}
+    assert any("cannot write a window of worker topo-1-6700-42" in n for n in receiver.notes)
+    post(receiver, [window(10.0)])   # sent again: not appended a second time to the traffic file
+    assert len(read_monitor(receiver.out_dir, "traffic", 0, 100)) == 1 and receiver.stats()["repeated"] == 1
+
+
 def test_only_its_path_takes_windows(receiver):
     request = urllib.request.Request(receiver.url.replace("/records", "/other"), data=b"{}", method="POST")
     with pytest.raises(urllib.error.HTTPError) as e:
         urllib.request.urlopen(request, timeout=10)
-    assert e.value.code == 404
+    assert e.value.code == 404 and receiver.stats()["refused"] == 1
 
 
 def test_a_port_in_use_is_one_clear_error(receiver):

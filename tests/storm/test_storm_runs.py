@@ -118,8 +118,11 @@ def test_every_window_of_every_task_came_through_storms_metrics_path(measured):
     # each task's row in each of the 4 measured windows: none lost on the way, none written twice
     assert sorted(load["task"]) == sorted(p.topology.task_labels * run["windows"])
     assert load.groupby("task")["window_start"].nunique().eq(run["windows"]).all()
-    # the consumer runs as Storm's own system executor, and the workers wrote no files
+    # the consumer runs as Storm's own system executor, and the workers wrote no files: every file
+    # is the receiver's, <kind>-<host>-<worker>.jsonl, where a worker's own would be <kind>-<storm id>-...
     assert any(name.startswith("__metrics") for name in run["system_executors"]), run["system_executors"]
+    files = [f.name for f in (out / "monitor").iterdir()]
+    assert files and not [f for f in files if f.split("-", 1)[1].startswith(p.topology.name)], files
 
 
 def test_run_json_reports_the_plan_applied_and_measured_figures(measured):
@@ -146,7 +149,6 @@ def test_the_monitor_counts_every_spout_tree_storm_completes(measured):
     p, placement, out, run = measured
     trees = run["spout_trees"]
     per_window = trees["emitted"] / run["windows"]
-    assert trees["emitted"] == pytest.approx(run["source_rate"] * run["duration_s"])
     assert trees["failed"] == 0 and abs(trees["acked"] - trees["emitted"]) <= 0.2 * per_window, trees
     assert run["spout_acked"] >= trees["acked"] and run["spout_failed"] == 0
 

@@ -30,14 +30,19 @@ import org.slf4j.LoggerFactory;
  * A batch the receiver does not answer with 2xx is sent again (backing off up to 10 s); windows
  * are kept meanwhile up to {@link #BUFFER_CHARS} characters, then the oldest are dropped and
  * counted. Every request carries that count ({@code X-Streamplace-Dropped}) and the receiver
- * reports it, as it reports the workers' own drops: nothing is lost silently.
+ * reports it, as it reports the workers' own drops. A batch the receiver refuses (4xx: it is
+ * malformed) is not sent again; this log and the receiver's count say so.
  */
 public class RecordsConsumer implements IMetricsConsumer {
     private static final Logger LOG = LoggerFactory.getLogger(RecordsConsumer.class);
-    /** What waits for the receiver: 64 Mi characters (a large worker's window is ~100 KB). */
-    static final long BUFFER_CHARS = 64L << 20;
-    /** Windows per request at most. */
+    /**
+     * What waits for the receiver at most: 64 Mi characters (a 1,000-task worker's window is
+     * ~100 KB), and never more than a twentieth of the worker's heap, which user tasks share.
+     */
+    static final long BUFFER_CHARS = Math.min(64L << 20, Runtime.getRuntime().maxMemory() / 20);
+    /** Windows per request at most, and characters per request at most (beyond one window). */
     static final int BATCH = 200;
+    static final long BATCH_CHARS = 4L << 20;
     private static final long STOP_GRACE_MS = 3000;   // Storm force-kills a stopping worker after 3 s
 
     private final ArrayDeque<String> queue = new ArrayDeque<>();
@@ -52,7 +57,7 @@ public class RecordsConsumer implements IMetricsConsumer {
     @Override
     public void prepare(Map<String, Object> conf, Object argument, TopologyContext context, IErrorReporter reporter) {
         receiver = receiverUri(argument);
-        client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+        client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
         sender = new Thread(this::send, "streamplace-records-consumer");
         sender.setDaemon(true);
         sender.start();
@@ -102,9 +107,11 @@ public class RecordsConsumer implements IMetricsConsumer {
             wait(1000);
         }
         List<String> batch = new ArrayList<>();
-        while (!queue.isEmpty() && batch.size() < BATCH) {
+        long chars = 0;
+        while (!queue.isEmpty() && batch.size() < BATCH && (batch.isEmpty() || chars + queue.peekFirst().length() <= BATCH_CHARS)) {
             String w = queue.removeFirst();
             queuedChars -= w.length();
+            chars += w.length();
             batch.add(w);
         }
         return batch;
@@ -144,6 +151,10 @@ public class RecordsConsumer implements IMetricsConsumer {
                 }
             } catch (InterruptedException e) {
                 stopping = true;
+            } catch (RuntimeException e) {   // never let the sender die: windows would pile up unreported
+                LOG.error("streamplace records: sending to {} failed; trying again", receiver, e);
+                sleep(backoff);
+                backoff = Math.min(10_000, backoff * 2);
             } catch (java.io.IOException e) {
                 if (System.currentTimeMillis() > giveUpAt) {
                     LOG.error("streamplace records: stopping with {} windows not delivered to {}: {}",
@@ -190,7 +201,9 @@ public class RecordsConsumer implements IMetricsConsumer {
             notifyAll();
         }
         try {
-            sender.join(STOP_GRACE_MS + 1000);
+            if (sender != null) {
+                sender.join(STOP_GRACE_MS + 1000);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

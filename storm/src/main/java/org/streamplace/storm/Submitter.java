@@ -1,5 +1,7 @@
 package org.streamplace.storm;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import org.apache.storm.Config;
 import org.apache.storm.generated.SubmitOptions;
@@ -16,7 +18,14 @@ final class Submitter {
         if (j.durationS() == 0) {
             idle(conf);
         }
+        Object ours = conf.get(Config.TOPOLOGY_METRICS_CONSUMER_REGISTER);
         conf.putAll(j.conf());
+        if (ours instanceof List<?> records && conf.get(Config.TOPOLOGY_METRICS_CONSUMER_REGISTER) instanceof List<?> theirs
+                && theirs != ours) {   // the job's own consumers beside the monitor's, not instead of it
+            List<Object> both = new ArrayList<>(records);
+            both.addAll(theirs);
+            conf.put(Config.TOPOLOGY_METRICS_CONSUMER_REGISTER, both);
+        }
         TopologyConf.check(conf, "topology settings of " + j.name());
         return conf;
     }

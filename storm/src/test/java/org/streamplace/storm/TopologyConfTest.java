@@ -4,6 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
 import org.apache.storm.Config;
 import org.junit.jupiter.api.Test;
 
@@ -27,16 +30,28 @@ class TopologyConfTest {
     @SuppressWarnings("unchecked")
     void theMonitorViaMetricsRegistersTheRecordsConsumer() {
         Config conf = SpecTopology.conf(2, 0, false, null, "http://10.0.0.1:7071/records", 10);
-        java.util.List<java.util.Map<String, Object>> consumers =
-            (java.util.List<java.util.Map<String, Object>>) conf.get(Config.TOPOLOGY_METRICS_CONSUMER_REGISTER);
+        List<Map<String, Object>> consumers =
+            (List<Map<String, Object>>) conf.get(Config.TOPOLOGY_METRICS_CONSUMER_REGISTER);
         assertEquals(1, consumers.size());
         assertEquals(RecordsConsumer.class.getName(), consumers.get(0).get("class"));
         assertEquals("http://10.0.0.1:7071/records", consumers.get(0).get("argument"));
         assertEquals(1L, ((Number) consumers.get(0).get("parallelism.hint")).longValue());
         assertEquals(true, conf.get(TrafficMonitor.VIA_METRICS));
         assertEquals(null, conf.get(TrafficMonitor.DIR));
-        assertEquals(java.util.List.of(TrafficMonitor.class.getName()), conf.get(Config.TOPOLOGY_AUTO_TASK_HOOKS));
+        assertEquals(List.of(TrafficMonitor.class.getName()), conf.get(Config.TOPOLOGY_AUTO_TASK_HOOKS));
         assertDoesNotThrow(() -> TopologyConf.check(conf, "job"));
+    }
+
+    /** A job that registers metrics consumers of its own keeps the monitor's beside them. */
+    @Test
+    @SuppressWarnings("unchecked")
+    void aJobsOwnMetricsConsumersJoinTheMonitorsInsteadOfReplacingIt() throws Exception {
+        String logging = "org.apache.storm.metric.LoggingMetricsConsumer";
+        Map<String, Object> own = Map.of(Config.TOPOLOGY_METRICS_CONSUMER_REGISTER,
+                                         List.of(Map.of("class", logging, "parallelism.hint", 1)));
+        JobFile.Job job = new JobFile.Job("a", Path.of("t"), 1, 0, false, null, "http://h:1/records", 10, 0, 5, own, null);
+        List<Map<String, Object>> consumers = (List<Map<String, Object>>) Submitter.conf(job).get(Config.TOPOLOGY_METRICS_CONSUMER_REGISTER);
+        assertEquals(List.of(RecordsConsumer.class.getName(), logging), consumers.stream().map(c -> c.get("class")).toList());
     }
 
     @Test
