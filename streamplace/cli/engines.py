@@ -13,7 +13,7 @@ from .base import PROFILING_HELP, SECONDS, FiniteFloat, OutputPath, UserError, c
 
 STORM_RUN_KEYS = ("mode", "storm_version", "plan_applied", "plan_matches", "scheduler_status", "workers", "throughput",
                   "bolt_throughput",
-                  "source_rate", "duration_s", "windows", "monitor_cross_node_bytes_per_s", "measured_inter_node_bytes_per_s",
+                  "source_rate", "duration_s", "windows", "monitor_missing_windows", "monitor_cross_node_bytes_per_s", "measured_inter_node_bytes_per_s",
                   "predicted_inter_node_bytes_per_s", "predicted_throughput",
                   "jvm_peak_rss_mb", "wall_s")
 

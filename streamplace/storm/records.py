@@ -87,6 +87,16 @@ def rates(load: pd.DataFrame, traffic: pd.DataFrame, topology: Topology, seconds
     return {"tasks": tasks, "streams": streams}
 
 
+def missing_windows(load: pd.DataFrame, topology: Topology, windows: int) -> int:
+    """Task-windows without a load record among the ``windows`` measured ones. The monitor writes
+    a load record for every task in every whole window while its executor runs, so a gap is a
+    restarted executor's open window (a migration) or records that never arrived."""
+    if windows <= 0:
+        return 0
+    have = load.groupby("task")["window_start"].nunique() if len(load) else pd.Series(dtype=int)
+    return int(sum(max(0, windows - int(have.get(label, 0))) for label in topology.task_labels))
+
+
 def spout_trees(load: pd.DataFrame, topology: Topology) -> dict:
     """The spouts' tuple trees in the monitor's raw ``load`` rows: ``emitted`` (tuples the spouts
     emitted), ``acked`` (trees Storm reported complete) and ``failed`` (failed or timed out); 0

@@ -469,6 +469,10 @@ def _measure(problem, placement, out_dir, settings, workers, fmt, source, on_eve
         if placement is not None and not (stage / "plan.json").exists():
             shutil.copyfile(work / "plans" / f"{name}.json", stage / "plan.json")
         run = summarise(problem, placement, result, stage, settings, fmt)
+        if run["monitor_missing_windows"] and on_event:
+            on_event({"event": "note", "message": f"the monitor's records miss {run['monitor_missing_windows']} of "
+                      f"{run['windows'] * problem.topology.n_tasks} task-windows (a restarted executor's open window, "
+                      "or records that never arrived): the measured figures count what arrived"})
         run.update({"source": source or {}, "wall_s": round(time.monotonic() - started, 2), **submitted})
         if beside is not None:
             run.update(beside.summary(run))
@@ -544,6 +548,7 @@ def summarise(problem: Problem, placement: Placement | None, result: dict, out_d
         "latency_ms": records.latency_summary(latency),
         "duration_s": seconds, "warmup_s": settings.warmup_s, "window_s": settings.window_s,
         "windows": int(round(seconds / settings.window_s)),
+        "monitor_missing_windows": records.missing_windows(load, topo, int(round(seconds / settings.window_s))),
         "monitor_cross_node_bytes_per_s": records.cross_node_bytes(traffic, node_of) / seconds if seconds > 0 else 0.0,
         **_wire_figures(result.get("wire"), seconds),
         **({"measured_node_cpu": result["node_cpu"]} if "node_cpu" in result else {}),

@@ -114,6 +114,7 @@ def test_every_window_of_every_task_came_through_storms_metrics_path(measured):
     p, placement, out, run = measured
     assert run["records"]["via"] == "metrics"
     assert run["records"]["dropped"] == 0 and run["records"]["refused"] == 0
+    assert run["monitor_missing_windows"] == 0
     load = pd.read_json(out / run["load_file"], lines=True)
     # each task's row in each of the 4 measured windows: none lost on the way, none written twice
     assert sorted(load["task"]) == sorted(p.topology.task_labels * run["windows"])
