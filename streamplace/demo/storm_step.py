@@ -118,9 +118,9 @@ def run_storm_step(records: Sequence[ResultRecord], out_dir: Path, problem_from_
         problem = Problem.from_topology(saturated(problem.topology), problem.cluster)
     began = time.monotonic()
 
-    with contextlib.ExitStack() as stack:   # both jobs on one testbed: it comes up once
-        testbed = stack.enter_context(Testbed(problem.cluster, work / "testbed", work / "plans", bed)) \
-            if mode == "cluster" else None
+    # both jobs on one testbed: it comes up once
+    with Testbed(problem.cluster, work / "testbed", work / "plans", bed) if mode == "cluster" \
+            else contextlib.nullcontext() as testbed:
 
         def run(name: str, placement) -> dict:
             job_name = f"{first['workload']}-{name}"

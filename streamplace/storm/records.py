@@ -53,6 +53,13 @@ def load_records(monitor_dir: Path, start: float, end: float) -> pd.DataFrame:
     return rows[list(LOAD_COLUMNS)] if len(rows) else pd.DataFrame(columns=list(LOAD_COLUMNS))
 
 
+def spout_labels(topology: Topology) -> set[str]:
+    """The labels of the tasks Storm runs as spouts: those of operators without an upstream (the
+    spec topology's rule)."""
+    return {label for op in topology.operators if not topology.upstream(op.name)
+            for label in (topology.task_labels[t] for t in topology.tasks_of(op.name))}
+
+
 def throughput(load: pd.DataFrame, topology: Topology, seconds: float) -> tuple[float, float]:
     """(tuples executed per second summed over bolt tasks, tuples emitted per second by spouts).
 
@@ -61,8 +68,7 @@ def throughput(load: pd.DataFrame, topology: Topology, seconds: float) -> tuple[
     """
     if seconds <= 0 or not len(load):
         return 0.0, 0.0
-    spouts = {f"{op.name}[" for op in topology.operators if not topology.upstream(op.name)}
-    is_spout = load["task"].map(lambda label: label[:label.rindex("[") + 1] in spouts)
+    is_spout = load["task"].isin(spout_labels(topology))
     return float(load.loc[~is_spout, "executed"].sum() / seconds), float(load.loc[is_spout, "executed"].sum() / seconds)
 
 
@@ -104,8 +110,7 @@ def spout_trees(load: pd.DataFrame, topology: Topology) -> dict:
     survive an executor's restart: each window counts what its executor saw. ``emitted - acked -
     failed`` over a stretch that starts and ends drained is what a replaying spout would read again:
     trees pending in an executor that stopped are reported neither way."""
-    spouts = set(np.asarray(topology.task_labels)[topology.source_task_mask])
-    rows = load[load["task"].isin(spouts)] if len(load) else load
+    rows = load[load["task"].isin(spout_labels(topology))] if len(load) else load
     out = {"emitted": int(rows["executed"].sum()) if len(rows) else 0}
     for key in ("acked", "failed"):
         out[key] = int(rows[key].fillna(0).sum()) if len(rows) and key in rows else 0
