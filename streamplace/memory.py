@@ -15,6 +15,7 @@ command line's ``--memory-limit`` sets that variable. A variable that is not a s
 
 from __future__ import annotations
 
+import functools
 import os
 
 ENV = "STREAMPLACE_MEMORY_LIMIT"
@@ -50,6 +51,7 @@ def parse_size(text: str) -> int:
     return int(number * _UNITS[unit])
 
 
+@functools.cache   # read once: every prediction checks its arrays against the limit
 def machine_memory() -> int:
     try:
         with open("/proc/meminfo") as fh:

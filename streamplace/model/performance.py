@@ -53,7 +53,7 @@ import numpy as np
 
 from ..files import quote
 from .cluster import Cluster
-from .graph import stream_block, stream_flows
+from .graph import stream_block, stream_flows, unit_flows
 from .placement import Placement
 from .problem import Problem
 from .topology import Topology
@@ -286,7 +286,10 @@ def _local_or_shuffle_block(topo: Topology, stream, *, slot: np.ndarray):
 
 
 def routed_flows(topology: Topology, slot: np.ndarray) -> tuple[np.ndarray, list]:
-    """``stream_flows`` with placement-aware local_or_shuffle; ``slot`` = a worker id per task."""
+    """``stream_flows`` with placement-aware local_or_shuffle; ``slot`` = a worker id per task.
+    Without a local_or_shuffle stream the flows do not depend on the placement (:func:`unit_flows`)."""
+    if all(s.grouping != "local_or_shuffle" for s in topology.streams):
+        return unit_flows(topology)
     return stream_flows(topology, partial(_local_or_shuffle_block, slot=np.asarray(slot)))
 
 
