@@ -10,8 +10,10 @@ connection to the host that runs :class:`RecordsReceiver` (the autopilot's, ``--
 The protocol: ``POST /records``, a body of JSON Lines, one window of one worker per line:
 ``host``, ``worker`` (storm id, port, pid), ``window_start``, ``traffic``, ``load``, ``latency``
 (each the kind's JSON Lines, as the hook would have written them to its files) and ``dropped`` (the
-windows that worker has dropped so far); header ``X-Streamplace-Dropped``: the windows the consumer
-has dropped so far. A body is checked whole before anything is written (400 and nothing written
+windows that worker has dropped so far); headers ``X-Streamplace-Dropped``: the windows the
+consumer has dropped so far, and ``X-Streamplace-Consumer``: which consumer counted them (the
+topology's id and its task; without it, the sender's address), so that two topologies' consumers
+on one host are counted apart. A body is checked whole before anything is written (400 and nothing written
 otherwise); a window already received (the consumer sends again what got no answer) is not written
 twice; 204 when done. Drops reported by a worker or a consumer are noted, never hidden.
 """
@@ -152,7 +154,8 @@ class RecordsReceiver:
         except (BadWindow, ValueError) as e:
             return self._refuse(400, str(e))
         with self._lock:
-            self._note_dropped(f"consumer at {request.client_address[0]}", consumer_dropped)
+            consumer = request.headers.get("X-Streamplace-Consumer") or f"at {request.client_address[0]}"
+            self._note_dropped(f"consumer {consumer}", consumer_dropped)
             for window in windows:
                 self._write(window)
         return 204, ""

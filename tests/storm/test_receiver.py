@@ -71,7 +71,18 @@ def test_drops_reported_by_a_worker_or_the_consumer_are_noted(receiver):
     assert receiver.stats()["dropped"] == 3
     assert len(receiver.notes) == 2
     assert any("worker topo-1-6700-42 on node-a dropped 2 monitor windows" in n for n in receiver.notes)
-    assert any(n.startswith("consumer at 127.0.0.1 dropped 1 ") for n in receiver.notes)
+    assert any(n.startswith("consumer at 127.0.0.1 dropped 1 ") for n in receiver.notes)   # a sender that does not say who
+
+
+def test_two_consumers_on_one_host_are_counted_apart(receiver):
+    """Each topology has its own consumer; two on one host send from one address. Counts are
+    totals so far per consumer: 3 then 4 from one and 2 from the other are 6 dropped, not 4."""
+    post(receiver, [window(10.0)], headers={"X-Streamplace-Dropped": "3", "X-Streamplace-Consumer": "a-1-1:5"})
+    post(receiver, [window(11.0)], headers={"X-Streamplace-Dropped": "2", "X-Streamplace-Consumer": "b-2-1:9"})
+    post(receiver, [window(12.0)], headers={"X-Streamplace-Dropped": "4", "X-Streamplace-Consumer": "a-1-1:5"})
+    assert receiver.stats()["dropped"] == 6
+    assert [n.split(" monitor")[0] for n in receiver.notes] == ["consumer a-1-1:5 dropped 3", "consumer b-2-1:9 dropped 2",
+                                                                "consumer a-1-1:5 dropped 1"]
 
 
 def test_a_window_that_cannot_be_written_is_counted_said_and_never_half_sent_again(receiver):

@@ -29,7 +29,8 @@ import org.slf4j.LoggerFactory;
  * JSON Lines from one sender thread, so a slow or absent receiver never blocks Storm's executor.
  * A batch the receiver does not answer with 2xx is sent again (backing off up to 10 s); windows
  * are kept meanwhile up to {@link #BUFFER_CHARS} characters, then the oldest are dropped and
- * counted. Every request carries that count ({@code X-Streamplace-Dropped}) and the receiver
+ * counted. Every request carries that count ({@code X-Streamplace-Dropped}) and who counted it
+ * ({@code X-Streamplace-Consumer}: the topology's id and this consumer's task), and the receiver
  * reports it, as it reports the workers' own drops. A batch the receiver refuses (4xx: it is
  * malformed) is not sent again; this log and the receiver's count say so.
  */
@@ -51,12 +52,19 @@ public class RecordsConsumer implements IMetricsConsumer {
     private long rejected;
     private volatile boolean stopping;
     private URI receiver;
+    private String name;   // "topology id:task id": the receiver counts each consumer's drops apart
     private HttpClient client;
     private Thread sender;
 
     @Override
     public void prepare(Map<String, Object> conf, Object argument, TopologyContext context, IErrorReporter reporter) {
-        receiver = receiverUri(argument);
+        start(receiverUri(argument), context.getStormId() + ":" + context.getThisTaskId());
+    }
+
+    /** Starts sending to {@code receiver} as {@code name} (the topology's id and this consumer's task). */
+    void start(URI receiver, String name) {
+        this.receiver = receiver;
+        this.name = name;
         client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
         sender = new Thread(this::send, "streamplace-records-consumer");
         sender.setDaemon(true);
@@ -173,6 +181,7 @@ public class RecordsConsumer implements IMetricsConsumer {
             .timeout(Duration.ofSeconds(30))
             .header("Content-Type", "application/x-ndjson")
             .header("X-Streamplace-Dropped", Long.toString(dropped()))
+            .header("X-Streamplace-Consumer", name)
             .POST(HttpRequest.BodyPublishers.ofString(String.join("\n", batch) + "\n"))
             .build();
         return client.send(request, HttpResponse.BodyHandlers.discarding()).statusCode();

@@ -9,7 +9,6 @@ import com.sun.net.httpserver.HttpServer;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -33,7 +32,8 @@ class RecordsConsumerTest {
             if (failFirst.getAndDecrement() > 0) {
                 exchange.sendResponseHeaders(503, -1);
             } else {
-                dropHeaders.add(exchange.getRequestHeaders().getFirst("X-Streamplace-Dropped"));   // first: the test waits on bodies
+                dropHeaders.add(exchange.getRequestHeaders().getFirst("X-Streamplace-Consumer") + " "
+                                + exchange.getRequestHeaders().getFirst("X-Streamplace-Dropped"));   // first: the test waits on bodies
                 bodies.add(new String(body, StandardCharsets.UTF_8));
                 exchange.sendResponseHeaders(204, -1);
             }
@@ -82,7 +82,7 @@ class RecordsConsumerTest {
     @Test
     void theConsumerForwardsEachWindowWithItsWorkersHost() throws Exception {
         RecordsConsumer consumer = new RecordsConsumer();
-        consumer.prepare(Map.of(), url(), null, null);
+        consumer.start(RecordsConsumer.receiverUri(url()), "topo-1-1795000000:7");
         try {
             WindowSink.Outbox outbox = new WindowSink.Outbox("topo-1-6700-42");
             outbox.accept(10_000, "", "{\"l\":1}\n", "");
@@ -92,7 +92,7 @@ class RecordsConsumerTest {
             String body = bodies.poll(10, TimeUnit.SECONDS);
             assertTrue(body != null && body.startsWith("{\"host\":\"node-a\",\"worker\":\"topo-1-6700-42\",\"window_start\":10.000"), body);
             assertEquals(1, body.strip().split("\n").length);   // the other metric is not forwarded
-            assertEquals("0", dropHeaders.poll());
+            assertEquals("topo-1-1795000000:7 0", dropHeaders.poll());   // who counted, and its drops
         } finally {
             consumer.cleanup();
         }
@@ -102,7 +102,7 @@ class RecordsConsumerTest {
     void aBatchTheReceiverDidNotTakeIsSentAgain() throws Exception {
         failFirst.set(2);
         RecordsConsumer consumer = new RecordsConsumer();
-        consumer.prepare(Map.of(), url(), null, null);
+        consumer.start(RecordsConsumer.receiverUri(url()), "topo-1-1795000000:7");
         try {
             IMetricsConsumer.TaskInfo from = new IMetricsConsumer.TaskInfo("node-b", 6701, "count", 4, 0, 1);
             consumer.handleDataPoints(from, List.of(new IMetricsConsumer.DataPoint(TrafficMonitor.METRIC,
