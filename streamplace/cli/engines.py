@@ -35,6 +35,10 @@ def storm():
 @click.option("--storm-default", is_flag=True, help="No plan: let Storm's own EvenScheduler place the topology.")
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="topology.workers with --storm-default (default: every slot of the cluster).")
+@click.option("--storm-scheduler", "storm_scheduler", type=click.Choice(["even", "ras"]), default="even", show_default=True,
+              help="Storm's scheduler for a job without a plan (--storm-default): its EvenScheduler, or its "
+                   "ResourceAwareScheduler (default strategy) on the operators' declared cpu_demand and memory_mb "
+                   "and the nodes' cores and memory_mb; the Nimbus plugin's streamplace.fallback.scheduler.")
 @click.option("--duration", type=FiniteFloat(min=0.1, max=1e6), default=60.0, show_default=True,
               help="Seconds measured (rounded up to whole windows), after the warm-up.")
 @click.option("--warmup", type=FiniteFloat(min=0, max=1e6), default=20.0, show_default=True, help="Seconds discarded first.")
@@ -80,7 +84,7 @@ def storm():
 @click.option("--force", is_flag=True, help="Replace the output directory if it exists.")
 @click.option("-o", "--output", "out_dir", type=OutputPath("dir"), required=True, help="Directory to write.")
 def storm_run(topology, cluster, plan_path, name, params, seed, time_limit, profiling, storm_default, workers,
-              duration, warmup, window, ackers, load_aware, heap_mb, storm_conf, fmt, mode, worker_heap_mb, cpu_budget,
+              storm_scheduler, duration, warmup, window, ackers, load_aware, heap_mb, storm_conf, fmt, mode, worker_heap_mb, cpu_budget,
               operating_point, monitor_via, autopilot, autopilot_policy, min_gain, confirm, max_moves, cooldown, force, out_dir):
     """Run TOPOLOGY on Storm with CLUSTER's nodes, under a plan, and measure it.
 
@@ -93,6 +97,8 @@ def storm_run(topology, cluster, plan_path, name, params, seed, time_limit, prof
         raise UserError("give exactly one of --plan, --scheduler or --storm-default")
     if workers is not None and not storm_default:
         raise UserError("--workers goes with --storm-default (a plan fixes its workers)")
+    if storm_scheduler != "even" and not storm_default:
+        raise UserError("--storm-scheduler goes with --storm-default (a plan's job is placed by the plan)")
     if operating_point is not None and mode != "cluster":
         raise UserError("--operating-point goes with --mode cluster: its spouts are saturated, and embedded Storm halts "
                         "when back-pressure crosses its in-process workers")
@@ -101,7 +107,7 @@ def storm_run(topology, cluster, plan_path, name, params, seed, time_limit, prof
     settings = sp.storm_settings(duration_s=duration, warmup_s=warmup, window_s=window, ackers=ackers,
                                  load_aware=load_aware, heap_mb=heap_mb, seed=seed or 0, mode=mode,
                                  worker_heap_mb=worker_heap_mb, cpu_budget=cpu_budget, storm_conf=storm_conf,
-                                 operating_point=operating_point, monitor_via=monitor_via)
+                                 operating_point=operating_point, monitor_via=monitor_via, storm_scheduler=storm_scheduler)
     problem = sp.load_problem(topology, cluster)
     done = sp.storm_run(problem, out_dir, settings, plan=plan_path, scheduler=name,
                         params=sp.parse_pairs(params) if name else None, seed=seed, time_limit=time_limit,

@@ -43,13 +43,15 @@ from ..model.specs import topology_to_dict
 from . import jobfile, jvm, records
 from .errors import StormError
 from .plans import plan_document, workers_of, write_plan
-from .testbed import TestbedSettings, worker_childopts
+from .testbed import TestbedSettings, supervisor_capacity, worker_childopts
 
 PLAN_APPLIED = "streamplace: plan applied"
 MODES = ("embedded", "cluster")
 #: how the monitor's windows leave the workers: files in the monitor directory (one machine or a
 #: shared directory), or Storm's metrics path to a receiver (any cluster; ``receiver.py``)
 MONITOR_VIA = ("files", "metrics")
+#: Storm's schedulers for a job without a plan: its EvenScheduler, or its ResourceAwareScheduler
+STORM_SCHEDULERS = ("even", "ras")
 STORM_HALT = 20   # Storm's Utils.exitProcess code when one of its timer or event threads fails
 #: topology settings a run sets itself, with the option that sets them (``--storm-conf`` refuses them)
 RESERVED_CONF = {"topology.workers": "the plan (or --workers with --storm-default)", "topology.acker.executors": "--ackers",
@@ -88,6 +90,8 @@ class RunSettings:
     operating_point: OperatingPoint | None = None
     #: one of MONITOR_VIA
     monitor_via: str = "files"
+    #: Storm's scheduler for a job without a plan (the plugin's fallback): one of STORM_SCHEDULERS
+    storm_scheduler: str = "even"
 
     def __post_init__(self):
         for name in ("duration_s", "warmup_s", "window_s"):
@@ -100,6 +104,8 @@ class RunSettings:
             raise StormError("--ackers must be >= 0 and --heap-mb >= 128")
         if self.mode not in MODES:
             raise StormError(f"--mode: must be one of {', '.join(MODES)}, got {quote(self.mode)}")
+        if self.storm_scheduler not in STORM_SCHEDULERS:
+            raise StormError(f"--storm-scheduler: must be one of {', '.join(STORM_SCHEDULERS)}, got {quote(self.storm_scheduler)}")
         if self.monitor_via not in MONITOR_VIA:
             raise StormError(f"--monitor-via: must be one of {', '.join(MONITOR_VIA)}, got {quote(self.monitor_via)}")
         for key in self.storm_conf:
@@ -191,8 +197,8 @@ def run_jobs(cluster: Cluster, jobs: Sequence[Job], settings: RunSettings, work_
     tmp = work_dir / "tmp"
     tmp.mkdir(exist_ok=True)
     most_workers = max((job.workers for job in jobs), default=1)
-    document = {"plan_dir": str(plan_dir), "jobs": job_entries,
-                "cluster": [{"node": n.name, "slots": int(n.slots)} for n in cluster.nodes],
+    document = {"plan_dir": str(plan_dir), "jobs": job_entries, "fallback_scheduler": settings.storm_scheduler,
+                "cluster": [{"node": n.name, "slots": int(n.slots), "supervisor_conf": supervisor_capacity(n)} for n in cluster.nodes],
                 # testbed workers are two JVMs each, all starting at once: ~10 s of a core apiece
                 "start_timeout_s": 120 + (15 * most_workers if settings.mode == "cluster" else 0)}
     if settings.mode == "embedded":
@@ -208,8 +214,10 @@ def run_jobs(cluster: Cluster, jobs: Sequence[Job], settings: RunSettings, work_
                 return path({**halted.results,
                              **_drive(java, cp, "LocalRunner", document, settings, rest, work_dir, on_event, None)})
     from .testbed import Testbed, network
+    if testbed is not None and testbed.fallback != settings.storm_scheduler:
+        raise StormError(f"the running testbed's Nimbus falls back to {testbed.fallback}, not {settings.storm_scheduler}")
     with (contextlib.nullcontext(testbed) if testbed is not None else
-          Testbed(cluster, work_dir / "testbed", plan_dir, settings.testbed,
+          Testbed(cluster, work_dir / "testbed", plan_dir, settings.testbed, fallback=settings.storm_scheduler,
                   log=lambda message: on_event and on_event({"event": "testbed", "message": message}))) as bed, \
             _records_path(document, jobs, monitor_dir if via_metrics else None, network.HOST_IP, on_event) as path:
         document.update(nimbus=bed.nimbus, cluster=bed.job_cluster(), storm_jar=str(jvm.jar(jvm.HARNESS_JAR)))

@@ -6,6 +6,6 @@ supervisor per cluster node; :mod:`.network` holds the namespaces, shaping and w
 (:func:`preflight` says which is missing).
 """
 
-from .cluster import Testbed, TestbedSettings, active, holder, preflight, worker_childopts
+from .cluster import Testbed, TestbedSettings, active, holder, preflight, supervisor_capacity, worker_childopts
 
-__all__ = ["Testbed", "TestbedSettings", "active", "holder", "preflight", "worker_childopts"]
+__all__ = ["Testbed", "TestbedSettings", "active", "holder", "preflight", "supervisor_capacity", "worker_childopts"]

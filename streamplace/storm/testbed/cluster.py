@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...model.cluster import cpu_scale
+from ...model.cluster import Node, cpu_scale
 from ...files import quote
 from ...interrupt import cleanup
 from ...model import Cluster
@@ -86,6 +86,16 @@ class TestbedSettings:
 
     def budget(self) -> float:
         return self.cpu_budget if self.cpu_budget is not None else max(0.5, (os.cpu_count() or 1) - HEADROOM_CORES)
+
+
+def supervisor_capacity(node: Node) -> dict:
+    """What the node's supervisor offers Storm's ResourceAwareScheduler: its cores (100 = one
+    core, ``supervisor.cpu.capacity``) and, where the spec states it, its memory; the spec's
+    figures, not the testbed's CPU share, as the components' declared demands are the spec's."""
+    out = {"supervisor.cpu.capacity": 100.0 * float(node.cores)}
+    if node.memory_mb > 0:
+        out["supervisor.memory.capacity.mb"] = float(node.memory_mb)
+    return out
 
 
 def preflight() -> CpuCgroups:
@@ -167,8 +177,9 @@ class Testbed:
     """A running testbed for ``cluster``; files (confs, logs, ZooKeeper data) under ``work_dir``."""
 
     def __init__(self, cluster: Cluster, work_dir: Path, plan_dir: Path, settings: TestbedSettings | None = None, *,
-                 log=None):
+                 fallback: str = "even", log=None):
         self.cluster = cluster
+        self.fallback = fallback   # Nimbus' streamplace.fallback.scheduler: even or ras
         self.work = Path(work_dir).resolve()   # the daemons and workers run in other directories
         self.plan_dir = Path(plan_dir).resolve()
         self.settings = settings or TestbedSettings()
@@ -332,6 +343,7 @@ class Testbed:
         _await_port(CONTROL_IP, ZK_PORT, "ZooKeeper", self.work / "logs" / "zookeeper.log")
         nimbus_conf = {**common, "storm.local.dir": str(self.work / "nimbus"), "storm.local.hostname": CONTROL_IP,
                        "storm.scheduler": "org.streamplace.storm.PlanScheduler", "streamplace.plan.dir": str(self.plan_dir),
+                       "streamplace.fallback.scheduler": self.fallback,
                        "nimbus.monitor.freq.secs": 2, "topology.stats.sample.rate": 1.0,
                        # Storm's default, storm_rocks, is relative to storm.home: the build directory
                        "storm.metricstore.rocksdb.location": str(self.work / "nimbus" / "storm_rocks")}
@@ -340,7 +352,8 @@ class Testbed:
                      ["org.apache.storm.daemon.nimbus.Nimbus"], conf=nimbus_conf)
         for link in self.links:
             conf = {**common, "storm.local.dir": str(self.work / "nodes" / link.name), "storm.local.hostname": link.ip,
-                    "supervisor.slots.ports": self.ports(link.index), "supervisor.scheduler.meta": {"node": link.name}}
+                    "supervisor.slots.ports": self.ports(link.index), "supervisor.scheduler.meta": {"node": link.name},
+                    **supervisor_capacity(self.cluster.nodes[link.index])}
             self._daemon(java, home, f"supervisor-{link.name}", link.netns, link.netns, self.settings.supervisor_heap_mb,
                          lib, ["org.apache.storm.daemon.supervisor.Supervisor"], conf=conf)
         _await_port(CONTROL_IP, NIMBUS_PORT, "Nimbus", self.work / "logs" / "nimbus.log")

@@ -13,11 +13,16 @@ import java.util.Map;
  * @param cluster  one entry per node; {@code host} and {@code ports} are only in testbed files
  * @param nimbus   where Nimbus listens (testbed files), else null
  */
-record JobFile(String source, String planDir, double startTimeoutS, List<Node> cluster, Address nimbus, List<Job> jobs) {
+record JobFile(String source, String planDir, double startTimeoutS, List<Node> cluster, Address nimbus, List<Job> jobs,
+               String fallbackScheduler) {
     static final double START_TIMEOUT_S = 120;
 
-    /** A cluster node: its name, slot count and (testbed) its supervisor's address and ports. */
-    record Node(String name, int slots, String host, List<Integer> ports) {
+    /**
+     * A cluster node: its name, slot count, (testbed) its supervisor's address and ports, and
+     * (LocalRunner) settings of its supervisor, such as the capacity it offers Storm's
+     * ResourceAwareScheduler.
+     */
+    record Node(String name, int slots, String host, List<Integer> ports, Map<String, Object> supervisorConf) {
     }
 
     record Address(String host, int port) {
@@ -58,7 +63,8 @@ record JobFile(String source, String planDir, double startTimeoutS, List<Node> c
                 }
             }
             nodes.add(new Node((String) n.get("node"), integer(n.get("slots"), 1, src, "cluster[" + i + "].slots"),
-                               (String) n.get("host"), ports));
+                               (String) n.get("host"), ports,
+                               n.get("supervisor_conf") == null ? Map.of() : (Map<String, Object>) n.get("supervisor_conf")));
             i++;
         }
         Address nimbus = null;
@@ -86,8 +92,12 @@ record JobFile(String source, String planDir, double startTimeoutS, List<Node> c
                              j.get("conf") == null ? Map.of() : (Map<String, Object>) j.get("conf"),
                              j.get("group") == null ? null : ((Number) j.get("group")).longValue()));
         }
+        Object fallback = doc.getOrDefault("fallback_scheduler", "even");
+        if (!"even".equals(fallback) && !"ras".equals(fallback)) {
+            throw new SpecException(src, "fallback_scheduler", "must be even or ras");
+        }
         return new JobFile(src, (String) doc.get("plan_dir"), number(doc.get("start_timeout_s"), START_TIMEOUT_S), nodes,
-                           nimbus, jobs);
+                           nimbus, jobs, (String) fallback);
     }
 
     /** ClusterRunner's needs beyond the schema: Nimbus' address and each node's host and ports. */

@@ -38,7 +38,7 @@ public final class LocalRunner implements Engine {
         // waits for every slot thread); the caller removes the temporary directories
         cluster = new LocalCluster.Builder().withSupervisors(0).withDaemonConf(daemon).build();
         for (JobFile.Node node : job.cluster()) {
-            addNode(node.name(), node.slots());
+            addNode(node);
         }
         Events.emit("cluster", Map.of("supervisors", portsOfNode.size()));
     }
@@ -48,10 +48,12 @@ public final class LocalRunner implements Engine {
     }
 
     @SuppressWarnings("unchecked")
-    private void addNode(String node, int slots) throws Exception {
+    private void addNode(JobFile.Node n) throws Exception {
+        String node = n.name();
         Map<String, Object> conf = new HashMap<>();
         conf.put(DaemonConfig.SUPERVISOR_SCHEDULER_META, Map.of("node", node));
-        Supervisor s = cluster.addSupervisor(slots, conf, node);
+        conf.putAll(n.supervisorConf());
+        Supervisor s = cluster.addSupervisor(n.slots(), conf, node);
         nodeOfSupervisor.put(s.getId(), node);
         List<Integer> ports = new ArrayList<>();
         for (Object p : (List<Object>) s.getConf().get(DaemonConfig.SUPERVISOR_SLOTS_PORTS)) {

@@ -23,6 +23,7 @@ import org.apache.storm.scheduler.SchedulerAssignment;
 import org.apache.storm.scheduler.Topologies;
 import org.apache.storm.scheduler.TopologyDetails;
 import org.apache.storm.scheduler.WorkerSlot;
+import org.apache.storm.scheduler.resource.ResourceAwareScheduler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -36,15 +37,22 @@ import org.slf4j.LoggerFactory;
  * plan (that is how a new plan reaches a running job). A plan that does not fit the cluster is
  * never half-applied: the topology keeps what it has (or, if it has nothing, gets the fallback)
  * and the reason goes to the log and to the topology's scheduler status (UI, {@code storm list}).
- * After all plans, Storm's {@link EvenScheduler} schedules every topology that still needs it.
+ * After all plans, Storm's {@link EvenScheduler} schedules every topology that still needs it, or,
+ * with {@code streamplace.fallback.scheduler: ras}, Storm's {@link ResourceAwareScheduler} (its
+ * default strategy, on the components' declared CPU and memory and the supervisors' capacities):
+ * a cluster that runs RAS keeps it for every topology without a plan.
  * Nothing thrown here escapes {@link #schedule}: an exception there would stop Nimbus.
  */
 public class PlanScheduler implements IScheduler {
     public static final String PLAN_DIR = "streamplace.plan.dir";
+    /** Nimbus setting: Storm's scheduler for topologies without a plan, {@code even} (default) or {@code ras}. */
+    public static final String FALLBACK = "streamplace.fallback.scheduler";
     static final String PREFIX = "streamplace: ";
     private static final Logger LOG = LoggerFactory.getLogger(PlanScheduler.class);
 
     private Path planDir;
+    private IScheduler ras;   // null: the EvenScheduler is the fallback
+    private String fallbackName = "EvenScheduler";
     private double roundEverySecs = 10.0;   // Storm's default nimbus.monitor.freq.secs (defaults.yaml)
     private final Set<String> seenNodes = new HashSet<>();
     private final Map<Path, CachedPlan> cache = new HashMap<>();
@@ -59,10 +67,18 @@ public class PlanScheduler implements IScheduler {
         if (freq instanceof Number n && n.doubleValue() > 0) {
             roundEverySecs = n.doubleValue();
         }
+        Object fallback = conf.getOrDefault(FALLBACK, "even");
+        if ("ras".equals(fallback)) {
+            ras = new ResourceAwareScheduler();
+            ras.prepare(conf, metricsRegistry);
+            fallbackName = "ResourceAwareScheduler";
+        } else if (!"even".equals(fallback)) {
+            LOG.error("{}: {} is not even or ras; the EvenScheduler is the fallback", FALLBACK, fallback);
+        }
         Object dir = conf.get(PLAN_DIR);
         planDir = dir == null ? null : Paths.get(String.valueOf(dir));
         if (planDir == null) {
-            LOG.warn("{} is not set: every topology is scheduled by the EvenScheduler", PLAN_DIR);
+            LOG.warn("{} is not set: every topology is scheduled by the {}", PLAN_DIR, fallbackName);
         } else {
             LOG.info("streamplace plans are read from {}", planDir.toAbsolutePath());
         }
@@ -85,16 +101,20 @@ public class PlanScheduler implements IScheduler {
                     applyPlan(td, cluster, dead);
                 } catch (Throwable t) {   // a bug here must not stop Nimbus: fall back and say so
                     LOG.error("streamplace: error while applying the plan of {}", td.getId(), t);
-                    status(cluster, td, "error while applying the plan (" + t + "); EvenScheduler");
+                    status(cluster, td, "error while applying the plan (" + t + "); " + fallbackName);
                 }
             }
         } catch (Throwable t) {
-            LOG.error("streamplace: plan scheduling failed; EvenScheduler schedules every topology", t);
+            LOG.error("streamplace: plan scheduling failed; the {} schedules every topology", fallbackName, t);
         }
         try {
-            EvenScheduler.scheduleTopologiesEvenly(topologies, cluster);
+            if (ras == null) {
+                EvenScheduler.scheduleTopologiesEvenly(topologies, cluster);
+            } else {
+                ras.schedule(topologies, cluster);
+            }
         } catch (Throwable t) {
-            LOG.error("streamplace: EvenScheduler failed", t);
+            LOG.error("streamplace: the {} failed", fallbackName, t);
         }
         if (planDir != null) {
             writeAssigned(tops, cluster, alive, dead, roundMs);
@@ -123,13 +143,13 @@ public class PlanScheduler implements IScheduler {
 
     private void applyPlan(TopologyDetails td, Cluster cluster, Set<String> dead) {
         if (planDir == null) {
-            status(cluster, td, "no plan directory (" + PLAN_DIR + " unset); EvenScheduler");
+            status(cluster, td, "no plan directory (" + PLAN_DIR + " unset); " + fallbackName);
             return;
         }
         Path file = planDir.resolve(td.getName() + ".json");
         CachedPlan cached = load(file);
         if (cached == null) {
-            status(cluster, td, "no plan " + file + "; EvenScheduler");
+            status(cluster, td, "no plan " + file + "; " + fallbackName);
             return;
         }
         SchedulerAssignment current = cluster.getAssignmentById(td.getId());
@@ -165,7 +185,7 @@ public class PlanScheduler implements IScheduler {
         } catch (RuntimeException e) {     // validated above, so not expected: undo all of it
             cluster.unassign(td.getId());
             LOG.error("streamplace: assigning the plan of {} failed; undone", td.getId(), e);
-            status(cluster, td, "plan rejected: " + e.getMessage() + "; EvenScheduler");
+            status(cluster, td, "plan rejected: " + e.getMessage() + "; " + fallbackName);
             return;
         }
         LOG.info("streamplace: applied plan {} to {}", file, td.getId());
@@ -177,16 +197,16 @@ public class PlanScheduler implements IScheduler {
      * its assignment uses a worker of a supervisor that is gone, or leaves executors unassigned
      * (Nimbus takes the executors of a dead node off it). Keeping that would keep the job stalled
      * (the EvenScheduler only fills free slots, and there may be none), so the whole topology goes
-     * to the EvenScheduler on the live nodes: a whole placement, never part plan and part nothing.
+     * to the fallback on the live nodes: a whole placement, never part plan and part nothing.
      */
-    private static void reject(Cluster cluster, TopologyDetails td, SchedulerAssignment current, String why, String lost) {
+    private void reject(Cluster cluster, TopologyDetails td, SchedulerAssignment current, String why, String lost) {
         if (lost != null) {
             cluster.freeSlots(new ArrayList<>(current.getSlots()));
             status(cluster, td, "plan rejected: " + why + "; the running assignment " + lost
-                                + ": EvenScheduler on the live nodes");
+                                + ": " + fallbackName + " on the live nodes");
         } else {
             boolean running = current != null && !current.getExecutorToSlot().isEmpty();
-            status(cluster, td, "plan rejected: " + why + (running ? "; keeping the current assignment" : "; EvenScheduler"));
+            status(cluster, td, "plan rejected: " + why + (running ? "; keeping the current assignment" : "; " + fallbackName));
         }
     }
 

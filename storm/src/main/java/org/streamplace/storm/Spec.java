@@ -27,8 +27,13 @@ public final class Spec {
     /** Largest key space a Zipf key stream may have: its CDF is a table of this many doubles. */
     public static final int MAX_ZIPF_KEYS = 10_000_000;
 
+    /**
+     * An operator; {@code cpuDemand} (cores per task) and {@code memoryMb} (on-heap MB per task) are
+     * its declared resources, 0 when the spec gives none (Storm's defaults then apply).
+     */
     public record Operator(String name, int parallelism, double selectivity, double tupleBytes,
-                           double cpuPerTuple, Map<String, Double> cpuPerTupleByType, double sourceRate)
+                           double cpuPerTuple, Map<String, Double> cpuPerTupleByType, double sourceRate,
+                           double cpuDemand, double memoryMb)
             implements Serializable {
     }
 
@@ -170,7 +175,9 @@ public final class Spec {
             }
             Operator op = new Operator(opName, p, Documents.number(o.get("selectivity"), 1.0, src, w + ".selectivity"),
                 Documents.number(o.get("tuple_bytes"), 100.0, src, w + ".tuple_bytes"), cpu, byType,
-                Documents.number(o.get("source_rate"), 1.0, src, w + ".source_rate"));
+                Documents.number(o.get("source_rate"), 1.0, src, w + ".source_rate"),
+                Documents.number(o.get("cpu_demand"), 0.0, src, w + ".cpu_demand"),
+                Documents.number(o.get("memory_mb"), 0.0, src, w + ".memory_mb"));
             ops.add(op);
             byName.put(opName, op);
         }

@@ -4,6 +4,7 @@ import java.util.List;
 import org.apache.storm.Config;
 import org.apache.storm.generated.StormTopology;
 import org.apache.storm.topology.BoltDeclarer;
+import org.apache.storm.topology.ComponentConfigurationDeclarer;
 import org.apache.storm.topology.TopologyBuilder;
 import org.apache.storm.tuple.Fields;
 
@@ -21,12 +22,13 @@ public final class SpecTopology {
         for (Spec.Operator op : spec.operators) {
             List<Spec.Stream> inputs = spec.upstream(op.name());
             if (inputs.isEmpty()) {
-                builder.setSpout(op.name(), new SpecComponents.SpecSpout(spec, op.name()), op.parallelism())
-                       .setNumTasks(op.parallelism());
+                declare(builder.setSpout(op.name(), new SpecComponents.SpecSpout(spec, op.name()), op.parallelism())
+                               .setNumTasks(op.parallelism()), op);
                 continue;
             }
             BoltDeclarer bolt = builder.setBolt(op.name(), new SpecComponents.SpecBolt(spec, op.name()), op.parallelism())
                                        .setNumTasks(op.parallelism());
+            declare(bolt, op);
             for (Spec.Stream s : inputs) {
                 switch (s.grouping()) {
                     case "fields" -> bolt.fieldsGrouping(s.from(), new Fields(s.keyField()));
@@ -38,6 +40,21 @@ public final class SpecTopology {
             }
         }
         return builder.createTopology();
+    }
+
+    /**
+     * The operator's declared resources, as Storm's ResourceAwareScheduler reads them: CPU in
+     * percent of a core per executor, on-heap memory in MB; what the spec leaves out keeps Storm's
+     * defaults ({@code topology.component.cpu.pcore.percent} 10, {@code
+     * topology.component.resources.onheap.memory.mb} 128).
+     */
+    private static void declare(ComponentConfigurationDeclarer<?> component, Spec.Operator op) {
+        if (op.cpuDemand() > 0) {
+            component.setCPULoad(op.cpuDemand() * 100.0);
+        }
+        if (op.memoryMb() > 0) {
+            component.setMemoryLoad(op.memoryMb());
+        }
     }
 
     /**

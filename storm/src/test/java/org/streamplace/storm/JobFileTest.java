@@ -51,7 +51,7 @@ class JobFileTest {
         JobFile f = JobFile.read(write(tmp, FULL));
         assertEquals("/w/plans", f.planDir());
         assertEquals(150.0, f.startTimeoutS());
-        assertEquals(List.of(new JobFile.Node("big", 2, null, null), new JobFile.Node("small", 1, null, null)), f.cluster());
+        assertEquals(List.of(new JobFile.Node("big", 2, null, null, Map.of()), new JobFile.Node("small", 1, null, null, Map.of())), f.cluster());
         assertNull(f.nimbus());
         JobFile.Job a = f.jobs().get(0);
         assertEquals(new JobFile.Job("a", Path.of("/w/topology-a.json"), 3, 1, false, "/w/monitor", null, 2.5, 4.0, 6.0,
@@ -98,6 +98,18 @@ class JobFileTest {
         }
         assertEquals(got.size(), checked);   // every optional job field has its default in the schema
         assertEquals(comparable(((Map<String, Object>) top.get("start_timeout_s")).get("default")), f.startTimeoutS());
+        assertEquals(((Map<String, Object>) top.get("fallback_scheduler")).get("default"), f.fallbackScheduler());
+    }
+
+    @Test
+    void theFallbackIsStormsEvenOrItsResourceAwareScheduler(@TempDir Path tmp) throws Exception {
+        String ras = "{\"plan_dir\": \"/p\", \"fallback_scheduler\": \"ras\", \"jobs\": [],"
+                     + " \"cluster\": [{\"node\": \"x\", \"slots\": 1, \"supervisor_conf\": {\"supervisor.cpu.capacity\": 250.0}}]}";
+        JobFile f = JobFile.read(write(tmp, ras));
+        assertEquals("ras", f.fallbackScheduler());
+        assertEquals(Map.of("supervisor.cpu.capacity", 250.0), f.cluster().get(0).supervisorConf());
+        assertEquals("ras", JobRunner.daemonConf(f).get(PlanScheduler.FALLBACK));
+        assertEquals("fallback_scheduler: must be even or ras", refusal(tmp, ras.replace("\"ras\"", "\"fifo\"")));
     }
 
     private static Object comparable(Object v) {

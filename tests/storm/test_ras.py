@@ -1,0 +1,42 @@
+"""Storm's ResourceAwareScheduler as the plugin's fallback (``streamplace.fallback.scheduler:
+ras``), on a real embedded Storm: a job without a plan is placed by Storm's RAS on the CPU and
+memory the spec declares and the capacity each node's supervisor offers."""
+
+import pytest
+
+from streamplace.model import Cluster, Node, Operator, Problem, Stream, Topology
+from streamplace.storm.run import Job, RunSettings, run_jobs
+from streamplace.storm.testbed import supervisor_capacity
+
+#: each counter declares 0.6 cores, each node offers one: two counters never fit on one node
+COUNTER_CORES = 0.6
+
+
+@pytest.fixture(scope="module")
+def ras(storm_ready, tmp_path_factory):
+    topo = Topology.build("ras", [Operator("s", 1, role="source", source_rate=100.0),
+                                  Operator("k", 4, cpu_demand=COUNTER_CORES, memory_mb=300.0)], [Stream("s", "k")])
+    cluster = Cluster.build("four", [Node(f"n{i}", 4, cores=1, memory_mb=2048.0, slots=2) for i in range(4)])
+    problem = Problem.from_topology(topo, cluster)
+    results = run_jobs(cluster, [Job("ras", topo, None, 1)], RunSettings(storm_scheduler="ras"),
+                       tmp_path_factory.mktemp("storm-ras"))
+    return problem, results["ras"]
+
+
+def test_storms_ras_places_a_job_without_a_plan_within_each_nodes_declared_cpu(ras):
+    """4 counters x 0.6 cores on four 1-core nodes: one counter per node, whatever else RAS packs
+    (the spout's and Storm's system executors declare Storm's default 10 % each). The job asks for
+    one worker (topology.workers 1), where the EvenScheduler would put every executor, on one
+    node; RAS sizes workers by the declared memory instead."""
+    _, result = ras
+    assignment = result["assignment"]
+    counters = [assignment[f"k[{i}]"]["node"] for i in range(4)]
+    assert sorted(counters) == ["n0", "n1", "n2", "n3"], assignment
+    status = result["scheduler_status"]   # the plugin's, after RAS's "Fully Scheduled by DefaultResourceAwareStrategy"
+    assert status.startswith("streamplace: no plan ") and status.endswith("; ResourceAwareScheduler"), status
+
+
+def test_the_nodes_offer_the_specs_cores_and_memory():
+    node = Node("n", 4, cores=2.5, memory_mb=3000.0)
+    assert supervisor_capacity(node) == {"supervisor.cpu.capacity": 250.0, "supervisor.memory.capacity.mb": 3000.0}
+    assert supervisor_capacity(Node("m", 4, cores=1)) == {"supervisor.cpu.capacity": 100.0}   # no memory stated: Storm's
