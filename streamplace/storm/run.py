@@ -183,6 +183,8 @@ def run_jobs(cluster: Cluster, jobs: Sequence[Job], settings: RunSettings, work_
         elif job.placement is not None:
             write_plan(plan_dir, job.name, plan_document(job.topology, cluster, job.placement))
         conf = {"streamplace.seed": settings.seed, **settings.over(job.conf)}
+        if settings.storm_scheduler != "even":   # the plugin's fallback for this topology (Nimbus' own: even)
+            conf["streamplace.fallback.scheduler"] = settings.storm_scheduler
         if settings.mode == "cluster":
             conf.setdefault("topology.worker.childopts", worker_childopts(settings.testbed.worker_heap_mb))
             # each worker's log pump: a JVM of its own, kept cheap to start (C1 only) on a small machine
@@ -197,7 +199,7 @@ def run_jobs(cluster: Cluster, jobs: Sequence[Job], settings: RunSettings, work_
     tmp = work_dir / "tmp"
     tmp.mkdir(exist_ok=True)
     most_workers = max((job.workers for job in jobs), default=1)
-    document = {"plan_dir": str(plan_dir), "jobs": job_entries, "fallback_scheduler": settings.storm_scheduler,
+    document = {"plan_dir": str(plan_dir), "jobs": job_entries,
                 "cluster": [{"node": n.name, "slots": int(n.slots), "supervisor_conf": supervisor_capacity(n)} for n in cluster.nodes],
                 # testbed workers are two JVMs each, all starting at once: ~10 s of a core apiece
                 "start_timeout_s": 120 + (15 * most_workers if settings.mode == "cluster" else 0)}
@@ -214,10 +216,8 @@ def run_jobs(cluster: Cluster, jobs: Sequence[Job], settings: RunSettings, work_
                 return path({**halted.results,
                              **_drive(java, cp, "LocalRunner", document, settings, rest, work_dir, on_event, None)})
     from .testbed import Testbed, network
-    if testbed is not None and testbed.fallback != settings.storm_scheduler:
-        raise StormError(f"the running testbed's Nimbus falls back to {testbed.fallback}, not {settings.storm_scheduler}")
     with (contextlib.nullcontext(testbed) if testbed is not None else
-          Testbed(cluster, work_dir / "testbed", plan_dir, settings.testbed, fallback=settings.storm_scheduler,
+          Testbed(cluster, work_dir / "testbed", plan_dir, settings.testbed,
                   log=lambda message: on_event and on_event({"event": "testbed", "message": message}))) as bed, \
             _records_path(document, jobs, monitor_dir if via_metrics else None, network.HOST_IP, on_event) as path:
         document.update(nimbus=bed.nimbus, cluster=bed.job_cluster(), storm_jar=str(jvm.jar(jvm.HARNESS_JAR)))

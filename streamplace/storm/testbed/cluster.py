@@ -177,9 +177,8 @@ class Testbed:
     """A running testbed for ``cluster``; files (confs, logs, ZooKeeper data) under ``work_dir``."""
 
     def __init__(self, cluster: Cluster, work_dir: Path, plan_dir: Path, settings: TestbedSettings | None = None, *,
-                 fallback: str = "even", log=None):
+                 log=None):
         self.cluster = cluster
-        self.fallback = fallback   # Nimbus' streamplace.fallback.scheduler: even or ras
         self.work = Path(work_dir).resolve()   # the daemons and workers run in other directories
         self.plan_dir = Path(plan_dir).resolve()
         self.settings = settings or TestbedSettings()
@@ -343,7 +342,6 @@ class Testbed:
         _await_port(CONTROL_IP, ZK_PORT, "ZooKeeper", self.work / "logs" / "zookeeper.log")
         nimbus_conf = {**common, "storm.local.dir": str(self.work / "nimbus"), "storm.local.hostname": CONTROL_IP,
                        "storm.scheduler": "org.streamplace.storm.PlanScheduler", "streamplace.plan.dir": str(self.plan_dir),
-                       "streamplace.fallback.scheduler": self.fallback,
                        "nimbus.monitor.freq.secs": 2, "topology.stats.sample.rate": 1.0,
                        # Storm's default, storm_rocks, is relative to storm.home: the build directory
                        "storm.metricstore.rocksdb.location": str(self.work / "nimbus" / "storm_rocks")}

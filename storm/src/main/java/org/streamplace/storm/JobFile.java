@@ -13,8 +13,7 @@ import java.util.Map;
  * @param cluster  one entry per node; {@code host} and {@code ports} are only in testbed files
  * @param nimbus   where Nimbus listens (testbed files), else null
  */
-record JobFile(String source, String planDir, double startTimeoutS, List<Node> cluster, Address nimbus, List<Job> jobs,
-               String fallbackScheduler) {
+record JobFile(String source, String planDir, double startTimeoutS, List<Node> cluster, Address nimbus, List<Job> jobs) {
     static final double START_TIMEOUT_S = 120;
 
     /**
@@ -92,12 +91,8 @@ record JobFile(String source, String planDir, double startTimeoutS, List<Node> c
                              j.get("conf") == null ? Map.of() : (Map<String, Object>) j.get("conf"),
                              j.get("group") == null ? null : ((Number) j.get("group")).longValue()));
         }
-        Object fallback = doc.getOrDefault("fallback_scheduler", "even");
-        if (!"even".equals(fallback) && !"ras".equals(fallback)) {
-            throw new SpecException(src, "fallback_scheduler", "must be even or ras");
-        }
         return new JobFile(src, (String) doc.get("plan_dir"), number(doc.get("start_timeout_s"), START_TIMEOUT_S), nodes,
-                           nimbus, jobs, (String) fallback);
+                           nimbus, jobs);
     }
 
     /** ClusterRunner's needs beyond the schema: Nimbus' address and each node's host and ports. */

@@ -66,7 +66,6 @@ final class JobRunner {
         Map<String, Object> daemon = new HashMap<>();
         daemon.put(DaemonConfig.STORM_SCHEDULER, PlanScheduler.class.getName());
         daemon.put(PlanScheduler.PLAN_DIR, file.planDir());
-        daemon.put(PlanScheduler.FALLBACK, file.fallbackScheduler());
         daemon.put(Config.TOPOLOGY_STATS_SAMPLE_RATE, 1.0);
         daemon.put(Config.TASK_HEARTBEAT_FREQUENCY_SECS, 1);   // executors report within a second of starting
         // executor stats (how the runner sees that every executor runs) are pushed every 60 s by default

@@ -38,21 +38,25 @@ import org.slf4j.LoggerFactory;
  * never half-applied: the topology keeps what it has (or, if it has nothing, gets the fallback)
  * and the reason goes to the log and to the topology's scheduler status (UI, {@code storm list}).
  * After all plans, Storm's {@link EvenScheduler} schedules every topology that still needs it, or,
- * with {@code streamplace.fallback.scheduler: ras}, Storm's {@link ResourceAwareScheduler} (its
- * default strategy, on the components' declared CPU and memory and the supervisors' capacities):
- * a cluster that runs RAS keeps it for every topology without a plan.
+ * with {@code streamplace.fallback.scheduler: ras} (in Nimbus' config for every topology, or in a
+ * topology's own), Storm's {@link ResourceAwareScheduler} (its default strategy, on the
+ * components' declared CPU and memory and the supervisors' capacities): a cluster that ran RAS
+ * keeps it for every topology without a plan. The EvenScheduler goes first, over its topologies
+ * only; RAS then schedules whatever still needs it.
  * Nothing thrown here escapes {@link #schedule}: an exception there would stop Nimbus.
  */
 public class PlanScheduler implements IScheduler {
     public static final String PLAN_DIR = "streamplace.plan.dir";
-    /** Nimbus setting: Storm's scheduler for topologies without a plan, {@code even} (default) or {@code ras}. */
+    /** Storm's scheduler for a topology without a plan, {@code even} (default) or {@code ras}: Nimbus' setting, or the topology's. */
     public static final String FALLBACK = "streamplace.fallback.scheduler";
     static final String PREFIX = "streamplace: ";
     private static final Logger LOG = LoggerFactory.getLogger(PlanScheduler.class);
 
     private Path planDir;
-    private IScheduler ras;   // null: the EvenScheduler is the fallback
-    private String fallbackName = "EvenScheduler";
+    private String fallback = "even";   // Nimbus' own; a topology's conf may say otherwise
+    private Map<String, Object> conf = Map.of();
+    private StormMetricsRegistry metricsRegistry;
+    private IScheduler ras;   // made when a topology first needs it
     private double roundEverySecs = 10.0;   // Storm's default nimbus.monitor.freq.secs (defaults.yaml)
     private final Set<String> seenNodes = new HashSet<>();
     private final Map<Path, CachedPlan> cache = new HashMap<>();
@@ -67,18 +71,18 @@ public class PlanScheduler implements IScheduler {
         if (freq instanceof Number n && n.doubleValue() > 0) {
             roundEverySecs = n.doubleValue();
         }
-        Object fallback = conf.getOrDefault(FALLBACK, "even");
-        if ("ras".equals(fallback)) {
-            ras = new ResourceAwareScheduler();
-            ras.prepare(conf, metricsRegistry);
-            fallbackName = "ResourceAwareScheduler";
-        } else if (!"even".equals(fallback)) {
-            LOG.error("{}: {} is not even or ras; the EvenScheduler is the fallback", FALLBACK, fallback);
+        this.conf = conf;
+        this.metricsRegistry = metricsRegistry;
+        Object chosen = conf.getOrDefault(FALLBACK, "even");
+        if ("ras".equals(chosen)) {
+            fallback = "ras";
+        } else if (!"even".equals(chosen)) {
+            LOG.error("{}: {} is not even or ras; the EvenScheduler is the fallback", FALLBACK, chosen);
         }
         Object dir = conf.get(PLAN_DIR);
         planDir = dir == null ? null : Paths.get(String.valueOf(dir));
         if (planDir == null) {
-            LOG.warn("{} is not set: every topology is scheduled by the {}", PLAN_DIR, fallbackName);
+            LOG.warn("{} is not set: every topology goes to the fallback ({})", PLAN_DIR, fallback);
         } else {
             LOG.info("streamplace plans are read from {}", planDir.toAbsolutePath());
         }
@@ -101,20 +105,38 @@ public class PlanScheduler implements IScheduler {
                     applyPlan(td, cluster, dead);
                 } catch (Throwable t) {   // a bug here must not stop Nimbus: fall back and say so
                     LOG.error("streamplace: error while applying the plan of {}", td.getId(), t);
-                    status(cluster, td, "error while applying the plan (" + t + "); " + fallbackName);
+                    status(cluster, td, "error while applying the plan (" + t + "); " + fallbackName(td));
                 }
             }
         } catch (Throwable t) {
-            LOG.error("streamplace: plan scheduling failed; the {} schedules every topology", fallbackName, t);
+            LOG.error("streamplace: plan scheduling failed; the fallback schedules every topology", t);
         }
         try {
-            if (ras == null) {
+            // both schedulers take every topology that needs scheduling: the EvenScheduler gets a view
+            // without the RAS topologies that do (the others still hold their slots in it)
+            Map<String, TopologyDetails> view = new HashMap<>();
+            boolean anyRas = false;
+            for (TopologyDetails td : tops) {
+                if (isRas(td) && cluster.needsScheduling(td)) {
+                    anyRas = true;
+                } else {
+                    view.put(td.getId(), td);
+                }
+            }
+            if (!anyRas) {
                 EvenScheduler.scheduleTopologiesEvenly(topologies, cluster);
             } else {
+                Cluster evenView = new Cluster(cluster, new Topologies(view));
+                EvenScheduler.scheduleTopologiesEvenly(evenView.getTopologies(), evenView);
+                copyNewAssignments(evenView, cluster, view.keySet());
+                if (ras == null) {
+                    ras = new ResourceAwareScheduler();
+                    ras.prepare(conf, metricsRegistry);
+                }
                 ras.schedule(topologies, cluster);
             }
         } catch (Throwable t) {
-            LOG.error("streamplace: the {} failed", fallbackName, t);
+            LOG.error("streamplace: the fallback scheduler failed", t);
         }
         if (planDir != null) {
             writeAssigned(tops, cluster, alive, dead, roundMs);
@@ -143,13 +165,13 @@ public class PlanScheduler implements IScheduler {
 
     private void applyPlan(TopologyDetails td, Cluster cluster, Set<String> dead) {
         if (planDir == null) {
-            status(cluster, td, "no plan directory (" + PLAN_DIR + " unset); " + fallbackName);
+            status(cluster, td, "no plan directory (" + PLAN_DIR + " unset); " + fallbackName(td));
             return;
         }
         Path file = planDir.resolve(td.getName() + ".json");
         CachedPlan cached = load(file);
         if (cached == null) {
-            status(cluster, td, "no plan " + file + "; " + fallbackName);
+            status(cluster, td, "no plan " + file + "; " + fallbackName(td));
             return;
         }
         SchedulerAssignment current = cluster.getAssignmentById(td.getId());
@@ -185,7 +207,7 @@ public class PlanScheduler implements IScheduler {
         } catch (RuntimeException e) {     // validated above, so not expected: undo all of it
             cluster.unassign(td.getId());
             LOG.error("streamplace: assigning the plan of {} failed; undone", td.getId(), e);
-            status(cluster, td, "plan rejected: " + e.getMessage() + "; " + fallbackName);
+            status(cluster, td, "plan rejected: " + e.getMessage() + "; " + fallbackName(td));
             return;
         }
         LOG.info("streamplace: applied plan {} to {}", file, td.getId());
@@ -203,10 +225,10 @@ public class PlanScheduler implements IScheduler {
         if (lost != null) {
             cluster.freeSlots(new ArrayList<>(current.getSlots()));
             status(cluster, td, "plan rejected: " + why + "; the running assignment " + lost
-                                + ": " + fallbackName + " on the live nodes");
+                                + ": " + fallbackName(td) + " on the live nodes");
         } else {
             boolean running = current != null && !current.getExecutorToSlot().isEmpty();
-            status(cluster, td, "plan rejected: " + why + (running ? "; keeping the current assignment" : "; " + fallbackName));
+            status(cluster, td, "plan rejected: " + why + (running ? "; keeping the current assignment" : "; " + fallbackName(td)));
         }
     }
 
@@ -251,6 +273,42 @@ public class PlanScheduler implements IScheduler {
     }
 
     /** Sets the topology's scheduler status (shown by the UI and {@code getTopologyInfo}) when it changes. */
+    /**
+     * The executors {@code view} assigned to the topologies {@code ids} beyond what {@code cluster}
+     * has, assigned in {@code cluster}; but not into a slot the cluster has taken meanwhile (a RAS
+     * topology partly assigned, which the view leaves out): those wait for the next round.
+     */
+    private static void copyNewAssignments(Cluster view, Cluster cluster, Set<String> ids) {
+        for (String id : ids) {
+            SchedulerAssignment made = view.getAssignmentById(id);
+            if (made == null) {
+                continue;
+            }
+            SchedulerAssignment had = cluster.getAssignmentById(id);
+            for (Map.Entry<WorkerSlot, java.util.Collection<ExecutorDetails>> e : made.getSlotToExecutors().entrySet()) {
+                List<ExecutorDetails> added = new ArrayList<>();
+                for (ExecutorDetails exec : e.getValue()) {
+                    if (had == null || !had.isExecutorAssigned(exec)) {
+                        added.add(exec);
+                    }
+                }
+                boolean theirs = had != null && had.getSlots().contains(e.getKey());
+                if (!added.isEmpty() && (theirs || !cluster.isSlotOccupied(e.getKey()))) {
+                    cluster.assign(e.getKey(), id, added);
+                }
+            }
+        }
+    }
+
+    /** Whether the topology's fallback is Storm's ResourceAwareScheduler: its own setting, else Nimbus'. */
+    private boolean isRas(TopologyDetails td) {
+        return "ras".equals(td.getConf().getOrDefault(FALLBACK, fallback));
+    }
+
+    private String fallbackName(TopologyDetails td) {
+        return isRas(td) ? "ResourceAwareScheduler" : "EvenScheduler";
+    }
+
     private static void status(Cluster cluster, TopologyDetails td, String message) {
         String text = PREFIX + message;
         if (!Objects.equals(cluster.getStatus(td.getId()), text)) {

@@ -98,18 +98,15 @@ class JobFileTest {
         }
         assertEquals(got.size(), checked);   // every optional job field has its default in the schema
         assertEquals(comparable(((Map<String, Object>) top.get("start_timeout_s")).get("default")), f.startTimeoutS());
-        assertEquals(((Map<String, Object>) top.get("fallback_scheduler")).get("default"), f.fallbackScheduler());
     }
 
     @Test
-    void theFallbackIsStormsEvenOrItsResourceAwareScheduler(@TempDir Path tmp) throws Exception {
-        String ras = "{\"plan_dir\": \"/p\", \"fallback_scheduler\": \"ras\", \"jobs\": [],"
+    void aNodeCarriesItsSupervisorsSettings(@TempDir Path tmp) throws Exception {
+        String doc = "{\"plan_dir\": \"/p\", \"jobs\": [],"
                      + " \"cluster\": [{\"node\": \"x\", \"slots\": 1, \"supervisor_conf\": {\"supervisor.cpu.capacity\": 250.0}}]}";
-        JobFile f = JobFile.read(write(tmp, ras));
-        assertEquals("ras", f.fallbackScheduler());
-        assertEquals(Map.of("supervisor.cpu.capacity", 250.0), f.cluster().get(0).supervisorConf());
-        assertEquals("ras", JobRunner.daemonConf(f).get(PlanScheduler.FALLBACK));
-        assertEquals("fallback_scheduler: must be even or ras", refusal(tmp, ras.replace("\"ras\"", "\"fifo\"")));
+        assertEquals(Map.of("supervisor.cpu.capacity", 250.0), JobFile.read(write(tmp, doc)).cluster().get(0).supervisorConf());
+        assertEquals("cluster[0].supervisor_conf: must be an object, got 3",
+                     refusal(tmp, doc.replace("{\"supervisor.cpu.capacity\": 250.0}", "3")));
     }
 
     private static Object comparable(Object v) {
