@@ -35,6 +35,7 @@ import math
 import random
 import re
 import time
+from types import MappingProxyType
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,10 +69,12 @@ SCHEDULERS = (
     ("optimal", "optimal", {"time_limit": 10.0}),
     ("lns", "lns", {"objective": "throughput", "time_limit": 10.0}),
 )
-#: placements made by Nimbus itself, not by a plan: (label, what places them). ``storm-even``:
-#: no plan file, so the plugin leaves the topology to Storm's own EvenScheduler, with as many
-#: workers as streamplace's ``even`` placement uses (what ``topology.workers`` would say).
-NIMBUS_PLACED = ("storm-even",)
+#: placements made by Nimbus itself, not by a plan: label -> the plugin's fallback for the job.
+#: No plan file, so the plugin leaves the topology to Storm's own scheduler: ``storm-even``, its
+#: EvenScheduler, with as many workers as streamplace's ``even`` placement uses (what
+#: ``topology.workers`` would say); ``storm-ras``, its ResourceAwareScheduler with the default
+#: strategy, on the operators' declared CPU and memory and the nodes' cores and memory.
+NIMBUS_PLACED = MappingProxyType({"storm-even": "even", "storm-ras": "ras"})
 QUICK_WORKLOADS = ("linear-io", "diamond-cpu", "smart-home@2high+4low")
 #: The testbed's operating point beyond its Storm settings (:data:`~streamplace.model.operating_point.CAMPAIGN_CONF`), recorded with every run
 #: (``testbed_version``; runs without it are version 1). Version 2 (2026-11-26): class-data-
@@ -122,14 +125,16 @@ def saturated(topology: Topology, rate: float = SATURATED_RATE) -> Topology:
 
 
 def point_job(name: str, topology: Topology, placement: Placement | None, duration_s: float,
-              point: OperatingPoint = OPERATING_POINTS["10ms-sleeps"], workers: int | None = None) -> Job:
+              point: OperatingPoint = OPERATING_POINTS["10ms-sleeps"], workers: int | None = None,
+              fallback: str = "even") -> Job:
     """A measured testbed job at operating point ``point``: ``topology`` with every spout task
     asking for the point's source rate (:data:`SATURATED_RATE` when saturated), the point's Storm
-    settings, the traffic monitor on. ``placement`` None: no plan, Nimbus places the job on
-    ``workers`` workers (Storm's EvenScheduler)."""
+    settings, the traffic monitor on. ``placement`` None: no plan, Nimbus places the job with
+    Storm's ``fallback`` scheduler (``even``: on ``workers`` workers; ``ras``)."""
     topo = dataclasses.replace(point.sources(topology), name=name)
+    conf = point.conf() if fallback == "even" else {**point.conf(), "streamplace.fallback.scheduler": fallback}
     return Job(name, topo, placement, workers_of(placement) if placement is not None else int(workers or 1),
-               monitor=True, duration_s=duration_s, conf=point.conf())
+               monitor=True, duration_s=duration_s, conf=conf)
 
 
 def saturated_job(name: str, topology: Topology, placement: Placement, duration_s: float) -> Job:
@@ -284,7 +289,8 @@ def run_campaign(out_dir: Path, scenarios: Sequence[runtime.Scenario], *, reps: 
         for rep, c in order:
             name = job_name(c, rep)
             jobs.append(point_job(name, c.problem.topology, c.placement, settings.duration_s, point,
-                                  workers=even_workers.get(c.experiment, len(c.problem.cluster.nodes))))
+                                  workers=even_workers.get(c.experiment, len(c.problem.cluster.nodes)),
+                                  fallback=NIMBUS_PLACED[c.scheduler] if c.by_nimbus else "even"))
             cell_of[name] = (rep, c)
         work = out_dir / "work" / testbed
         monitor = work / "monitor"

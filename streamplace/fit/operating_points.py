@@ -8,8 +8,9 @@ Per operating point and experiment: the model is calibrated on the runs of ``eve
   (bolt tuples/s, what the campaign's records call ``bolt_throughput``);
 * **tau:** Kendall's tau-b between predicted and measured means over all placements;
 * **regret:** 1 - measured mean of the placement with the highest prediction / best measured mean;
-* **lns within noise:** lns' measured mean is at least every published scheduler's, less twice
-  the larger run-to-run spread (max - min) of the two.
+* **lns within noise:** lns' measured mean is at least every peer's (:data:`PEERS`: the published
+  schedulers and Storm's own, run by Nimbus; ``PLAN-ras-peers.md``), less twice the larger
+  run-to-run spread (max - min) of the two.
 
 The bundled, uncalibrated model's error and tau are given beside them.
 """
@@ -30,6 +31,8 @@ from ..model.cluster import scaled_cluster
 #: the placements of the papers' schedulers (what lns is held against); even, Storm's own
 #: placements, optimal and lns are not "published schedulers" here
 PUBLISHED = ("online", "rstorm", "metis", "t3", "ischeduler", "ischeduler (theta=0)", "lf")
+#: what lns must match within noise: the published schedulers, and Storm's own, run by Nimbus
+PEERS = PUBLISHED + ("storm-even", "storm-ras")
 CALIBRATION = "even"
 
 
@@ -54,7 +57,7 @@ class PointScore:
     regret: float
     recommended: str
     lns_ok: bool | None          # None: lns not run
-    lns_behind: tuple[str, ...]  # published schedulers lns trails beyond noise
+    lns_behind: tuple[str, ...]  # peers (PEERS) lns trails beyond noise
     uncalibrated_error: float
     uncalibrated_tau: float
 
@@ -94,7 +97,7 @@ def score(records: Sequence[dict], problem_of: Callable[[dict], Problem], model:
     best = max(r.measured for r in rows)
     chosen = max(rows, key=lambda r: r.predicted)
     lns = next((r for r in rows if r.scheduler == "lns"), None)
-    behind = tuple(r.scheduler for r in rows if lns is not None and r.scheduler in PUBLISHED
+    behind = tuple(r.scheduler for r in rows if lns is not None and r.scheduler in PEERS
                    and lns.measured < r.measured - 2 * max(lns.spread, r.spread))
     return PointScore(records[0]["operating_point"]["name"], records[0]["experiment"], tuple(rows), error,
                       _tau([r.predicted for r in rows], [r.measured for r in rows]), 1 - chosen.measured / best,
