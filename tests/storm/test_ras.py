@@ -17,16 +17,19 @@ COUNTER_CORES = 0.6
 def ras(storm_ready, tmp_path_factory):
     topo = Topology.build("ras", [Operator("s", 1, role="source", source_rate=100.0),
                                   Operator("k", 4, cpu_demand=COUNTER_CORES, memory_mb=300.0)], [Stream("s", "k")])
-    cluster = Cluster.build("four", [Node(f"n{i}", 4, cores=1, memory_mb=2048.0, slots=2) for i in range(4)])
+    # five nodes: whichever job Nimbus places first, four whole nodes are left for RAS' counters
+    # (the EvenScheduler's job declares the same 2.4 cores on one node; RAS counts them there)
+    cluster = Cluster.build("five", [Node(f"n{i}", 4, cores=1, memory_mb=2048.0, slots=2) for i in range(5)])
     problem = Problem.from_topology(topo, cluster)
     named = {name: type(topo)(name=name, operators=topo.operators, streams=topo.streams) for name in ("ras", "even")}
-    jobs = [Job("ras", named["ras"], None, 1, conf={"streamplace.fallback.scheduler": "ras"}, group=0),
-            Job("even", named["even"], None, 1, group=0)]   # at once: each fallback in one round
+    # at once, the even job submitted first: RAS then places around the CPU the even job declares
+    jobs = [Job("even", named["even"], None, 1, group=0),
+            Job("ras", named["ras"], None, 1, conf={"streamplace.fallback.scheduler": "ras"}, group=0)]
     return problem, run_jobs(cluster, jobs, RunSettings(), tmp_path_factory.mktemp("storm-ras"))
 
 
 def test_storms_ras_places_a_job_without_a_plan_within_each_nodes_declared_cpu(ras):
-    """4 counters x 0.6 cores on four 1-core nodes: one counter per node, whatever else RAS packs
+    """4 counters x 0.6 cores on 1-core nodes: one counter per node, whatever else RAS packs
     (the spout's and Storm's system executors declare Storm's default 10 % each). The job asks for
     one worker (topology.workers 1), where the EvenScheduler would put every executor, on one
     node; RAS sizes workers by the declared memory instead."""

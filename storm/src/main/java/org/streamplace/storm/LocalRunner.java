@@ -33,6 +33,11 @@ public final class LocalRunner implements Engine {
         Map<String, Object> daemon = JobRunner.daemonConf(job);
         daemon.put(Config.STORM_ZOOKEEPER_SESSION_TIMEOUT, 120_000);   // one JVM holds the whole cluster: be patient
         daemon.put(Config.STORM_ZOOKEEPER_CONNECTION_TIMEOUT, 60_000);
+        // a slot checks its worker every supervisor.monitor.frequency.secs and gives a stopping
+        // worker supervisor.worker.shutdown.sleep.secs (Storm's defaults 3 and 3): once a second
+        // here, as on the testbed, so that a group's workers start soon after the last group's stop
+        daemon.put(DaemonConfig.SUPERVISOR_MONITOR_FREQUENCY_SECS, 1);
+        daemon.put(Config.SUPERVISOR_WORKER_SHUTDOWN_SLEEP_SECS, 1);
         Events.emit("starting", Map.of());
         // never closed: main() halts the JVM once every job is reported (closing a LocalCluster
         // waits for every slot thread); the caller removes the temporary directories
