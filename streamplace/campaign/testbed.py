@@ -53,7 +53,7 @@ from ..schedulers import make_scheduler
 from ..schedulers.papers import ISCHEDULER, ISCHEDULER_NO_OPTIMISER, OLS_RELAX
 from ..storm import records
 from ..storm.plans import workers_of
-from ..storm.run import Job, RunSettings, run_jobs
+from ..storm.run import Job, RunSettings, fallback_conf, run_jobs
 from ..workloads import runtime
 
 #: (label, scheduler name, parameters): every system of [I]/[T3] Sec. 6 and the project's own.
@@ -132,9 +132,8 @@ def point_job(name: str, topology: Topology, placement: Placement | None, durati
     settings, the traffic monitor on. ``placement`` None: no plan, Nimbus places the job with
     Storm's ``fallback`` scheduler (``even``: on ``workers`` workers; ``ras``)."""
     topo = dataclasses.replace(point.sources(topology), name=name)
-    conf = point.conf() if fallback == "even" else {**point.conf(), "streamplace.fallback.scheduler": fallback}
     return Job(name, topo, placement, workers_of(placement) if placement is not None else int(workers or 1),
-               monitor=True, duration_s=duration_s, conf=conf)
+               monitor=True, duration_s=duration_s, conf={**point.conf(), **fallback_conf(fallback)})
 
 
 def saturated_job(name: str, topology: Topology, placement: Placement, duration_s: float) -> Job:

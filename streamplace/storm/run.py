@@ -52,6 +52,16 @@ MODES = ("embedded", "cluster")
 MONITOR_VIA = ("files", "metrics")
 #: Storm's schedulers for a job without a plan: its EvenScheduler, or its ResourceAwareScheduler
 STORM_SCHEDULERS = ("even", "ras")
+#: the Nimbus plugin's setting (Nimbus' or a topology's): which of STORM_SCHEDULERS a topology without a plan gets
+FALLBACK_KEY = "streamplace.fallback.scheduler"
+
+
+def fallback_conf(scheduler: str) -> dict:
+    """The topology settings that hand a job without a plan to Storm's ``scheduler`` (one of
+    :data:`STORM_SCHEDULERS`; ``even`` is the plugin's default and needs none)."""
+    if scheduler not in STORM_SCHEDULERS:
+        raise StormError(f"--storm-scheduler: must be one of {', '.join(STORM_SCHEDULERS)}, got {quote(scheduler)}")
+    return {} if scheduler == "even" else {FALLBACK_KEY: scheduler}
 STORM_HALT = 20   # Storm's Utils.exitProcess code when one of its timer or event threads fails
 #: topology settings a run sets itself, with the option that sets them (``--storm-conf`` refuses them)
 RESERVED_CONF = {"topology.workers": "the plan (or --workers with --storm-default)", "topology.acker.executors": "--ackers",
@@ -104,8 +114,7 @@ class RunSettings:
             raise StormError("--ackers must be >= 0 and --heap-mb >= 128")
         if self.mode not in MODES:
             raise StormError(f"--mode: must be one of {', '.join(MODES)}, got {quote(self.mode)}")
-        if self.storm_scheduler not in STORM_SCHEDULERS:
-            raise StormError(f"--storm-scheduler: must be one of {', '.join(STORM_SCHEDULERS)}, got {quote(self.storm_scheduler)}")
+        fallback_conf(self.storm_scheduler)   # refuses an unknown one
         if self.monitor_via not in MONITOR_VIA:
             raise StormError(f"--monitor-via: must be one of {', '.join(MONITOR_VIA)}, got {quote(self.monitor_via)}")
         for key in self.storm_conf:
@@ -182,9 +191,7 @@ def run_jobs(cluster: Cluster, jobs: Sequence[Job], settings: RunSettings, work_
             write_plan(plan_dir, job.name, job.plan)
         elif job.placement is not None:
             write_plan(plan_dir, job.name, plan_document(job.topology, cluster, job.placement))
-        conf = {"streamplace.seed": settings.seed, **settings.over(job.conf)}
-        if settings.storm_scheduler != "even":   # the plugin's fallback for this topology (Nimbus' own: even)
-            conf["streamplace.fallback.scheduler"] = settings.storm_scheduler
+        conf = {"streamplace.seed": settings.seed, **settings.over(job.conf), **fallback_conf(settings.storm_scheduler)}
         if settings.mode == "cluster":
             conf.setdefault("topology.worker.childopts", worker_childopts(settings.testbed.worker_heap_mb))
             # each worker's log pump: a JVM of its own, kept cheap to start (C1 only) on a small machine

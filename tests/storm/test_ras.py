@@ -6,7 +6,8 @@ offers; the same job without the setting gets Storm's EvenScheduler, in the same
 import pytest
 
 from streamplace.model import Cluster, Node, Operator, Problem, Stream, Topology
-from streamplace.storm.run import Job, RunSettings, run_jobs
+from streamplace.storm.errors import StormError
+from streamplace.storm.run import Job, RunSettings, fallback_conf, run_jobs
 from streamplace.storm.testbed import supervisor_capacity
 
 #: each counter declares 0.6 cores, each node offers one: two counters never fit on one node
@@ -24,7 +25,7 @@ def ras(storm_ready, tmp_path_factory):
     named = {name: type(topo)(name=name, operators=topo.operators, streams=topo.streams) for name in ("ras", "even")}
     # at once, the even job submitted first: RAS then places around the CPU the even job declares
     jobs = [Job("even", named["even"], None, 1, group=0),
-            Job("ras", named["ras"], None, 1, conf={"streamplace.fallback.scheduler": "ras"}, group=0)]
+            Job("ras", named["ras"], None, 1, conf=fallback_conf("ras"), group=0)]
     return problem, run_jobs(cluster, jobs, RunSettings(), tmp_path_factory.mktemp("storm-ras"))
 
 
@@ -40,6 +41,12 @@ def test_storms_ras_places_a_job_without_a_plan_within_each_nodes_declared_cpu(r
         status = results[name]["scheduler_status"]   # the plugin's (for RAS, after its "Fully Scheduled by ...")
         want = "ResourceAwareScheduler" if name == "ras" else "EvenScheduler"
         assert status.startswith("streamplace: no plan ") and status.endswith(f"; {want}"), status
+
+
+def test_only_a_job_for_ras_carries_the_plugins_setting():
+    assert fallback_conf("ras") == {"streamplace.fallback.scheduler": "ras"} and fallback_conf("even") == {}
+    with pytest.raises(StormError, match="--storm-scheduler: must be one of even, ras"):
+        fallback_conf("fifo")
 
 
 def test_the_nodes_offer_the_specs_cores_and_memory():
