@@ -2,11 +2,16 @@
 (``import streamplace as sp``). The command line only parses its options, calls one of these and
 prints; each is documented with an example.
 
-Specs and problems:
+Specs and problems: every use case takes the job as a :class:`Problem` or as the files a command
+names (:class:`JobFiles`: topology, cluster, and optionally a profile, a cost-model file and a
+run to calibrate on), which it loads itself:
 
 >>> import streamplace as sp
 >>> problem = sp.load_problem("diamond30.yaml", "het.yaml")            # doctest: +SKIP
+>>> job = sp.JobFiles("diamond30.yaml", "het.yaml", calibrate="out/run-even")  # doctest: +SKIP
 >>> topo = sp.generate(sp.TOPOLOGIES, "microbench", ["layout=diamond", "tasks=30"])[0]  # doctest: +SKIP
+>>> cluster = sp.make_cluster(preset="heterogeneous")                  # doctest: +SKIP
+>>> sp.write_application("page-view", "out/app", records=5000).records  # doctest: +SKIP
 
 (Two use cases are not named after their command: ``streamplace.export`` and ``streamplace.profile``
 are packages, so the functions are :func:`export_placement` and :func:`profile_records`.)
@@ -30,11 +35,12 @@ even placement):
 >>> model = sp.calibrate(problem, "out/run-even")                      # doctest: +SKIP
 >>> sp.evaluate_placement(problem, "metis.json", cost_model=model)["throughput"]  # doctest: +SKIP
 >>> sp.compare(problem, ["even", "metis", "lns"], model=model).verdict  # doctest: +SKIP
+>>> sp.compare(job, ["even", "metis", "lns"]).verdict                  # doctest: +SKIP
 
 Other engines and Storm:
 
 >>> sp.export_placement("metis.json", "heron").document                          # doctest: +SKIP
->>> name, plan = sp.storm_plan(problem, "metis.json")                  # doctest: +SKIP
+>>> sp.export_placement("metis.json", "storm-plan", problem, output="plans/").written  # doctest: +SKIP
 >>> sp.storm_run(problem, "out/run", sp.RunSettings(duration_s=30), scheduler="metis").run["throughput"]  # doctest: +SKIP
 
 Profiles (Spark), the demo, reproductions, sweeps and their report:
@@ -43,7 +49,7 @@ Profiles (Spark), the demo, reproductions, sweeps and their report:
 >>> sp.replay_traffic("records.parquet", "out/mon", app="page-view")   # doctest: +SKIP
 >>> sp.run_demo("out/demo", quick=True)                                # doctest: +SKIP
 >>> sp.reproduce_papers(["t3"], "out/t3", quick=True)                         # doctest: +SKIP
->>> sp.sweep("grid.yaml", "out/sweep"); sp.sweep_report("out/sweep")    # doctest: +SKIP
+>>> sp.sweep("grid.yaml", "out/sweep", report=True).report            # doctest: +SKIP
 
 Spec files load and save with :func:`load_topology`, :func:`load_cluster`, :func:`load_placement`
 and :func:`write_document`; every scheduler is built by name through :func:`make_scheduler`
@@ -58,18 +64,21 @@ first call, so ``import streamplace.api`` stays cheap.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import functools
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .evaluate.comparison import Comparison, compare
+from .evaluate import comparison, scheduled
+from .evaluate.comparison import Comparison
 from .evaluate.decision import OBJECTIVES, Decision, recommend
-from .evaluate.diff import PlanDiff, diff_files, diff_placements
+from .evaluate.diff import PlanDiff, diff_placements
+from .evaluate.diff import diff_files as _diff_files
 from .evaluate.records import Evaluation, ResultRecord, evaluation_record, records_to_csv, result_record
-from .evaluate.scheduled import Scheduled, reschedule
-from .evaluate.scheduled import schedule as run_scheduler
+from .evaluate.scheduled import Scheduled
 from .evaluate.verdict import Judgement, judge
 from .interrupt import run_interruptible
 from .model import Cluster, Node, Operator, Placement, Problem, Stream, Topology, build_task_graph
@@ -101,11 +110,93 @@ from .workloads.catalogue import preset as cluster_preset
 REPRODUCE_PAPERS = ("ischeduler", "t3", "metis", "lf", "throughput")
 
 
-def schedule(problem: Problem, scheduler: str, params: dict[str, Any] | None = None, *, seed: int | None = None,
+def schedule(job: Problem | JobFiles, scheduler: str, params: dict[str, Any] | None = None, *, seed: int | None = None,
              time_limit: float | None = None, profiling: Any = None) -> ScheduleResult:
-    """Run the registered ``scheduler`` on ``problem`` (parameters as :func:`make_scheduler` takes
+    """Run the registered ``scheduler`` on the job (parameters as :func:`make_scheduler` takes
     them). :func:`run_scheduler` also gives the record ``streamplace schedule`` prints."""
-    return make_scheduler(scheduler, params, seed=seed, time_limit=time_limit, profiling=profiling).schedule(problem)
+    return make_scheduler(scheduler, params, seed=seed, time_limit=time_limit, profiling=profiling).schedule(_resolved(job)[0])
+
+
+@dataclass(frozen=True)
+class JobFiles:
+    """A job as the files a command names: the ``topology`` and ``cluster`` specs, and optionally
+    a ``profile`` directory (its measured rates become the task graph's weights), a ``cost_model``
+    file and a run to ``calibrate`` the predictions on (:func:`calibrate`). Every use case that
+    takes a :class:`Problem` takes one of these instead, and then predicts with its model.
+
+    >>> sp.compare(sp.JobFiles("t.yaml", "c.yaml", calibrate="out/run-even"), ["even", "lns"]).verdict  # doctest: +SKIP
+    """
+
+    topology: str | os.PathLike
+    cluster: str | os.PathLike
+    profile: str | os.PathLike | None = None
+    cost_model: str | os.PathLike | None = None
+    calibrate: str | os.PathLike | None = None
+
+    @functools.cached_property
+    def problem(self) -> Problem:
+        """The problem the files hold (read once)."""
+        return load_problem(self.topology, self.cluster, self.profile)
+
+    def title(self) -> str:
+        """``<topology> on <cluster>``, by the specs' names."""
+        return f"{self.problem.topology.name} on {self.problem.cluster.name}"
+
+    def predictor(self, problem: Problem, on_note: Callable[[str], None] | None = None) -> Predictor | None:
+        """The job's predictor (:func:`predictor`); ``on_note`` hears what a calibration run gave."""
+        model = predictor(problem, cost_model=load_cost_model(self.cost_model) if self.cost_model else None,
+                          calibrate_on=self.calibrate)
+        if self.calibrate is not None and on_note is not None:
+            on_note(f"predictions calibrated on {self.calibrate}: {model.describe()}")
+        return model
+
+
+Job = Problem | JobFiles
+
+
+def _resolved(job: Job, model: Predictor | None = None,
+              on_note: Callable[[str], None] | None = None) -> tuple[Problem, Predictor | None]:
+    """(problem, model): a :class:`JobFiles`' problem and predictor (a ``model`` given wins), or a
+    :class:`Problem` with ``model`` as given."""
+    if isinstance(job, JobFiles):
+        problem = job.problem
+        return problem, model if model is not None else job.predictor(problem, on_note)
+    return job, model
+
+
+def run_scheduler(job: Job, scheduler: str, params: dict | None = None, *, model: Predictor | None = None,
+                  on_note: Callable[[str], None] | None = None, **options) -> Scheduled:
+    """``scheduler`` run on the job, with the record ``streamplace schedule`` prints
+    (:func:`streamplace.evaluate.scheduled.schedule`: ``seed``, ``time_limit``, ``profiling``).
+
+    >>> sp.run_scheduler(sp.JobFiles("t.yaml", "c.yaml"), "metis").document()["inter_node_cost"]  # doctest: +SKIP
+    """
+    problem, model = _resolved(job, model, on_note)
+    return scheduled.schedule(problem, scheduler, params, model=model, on_note=on_note, **options)
+
+
+def reschedule(job: Job, current: str | os.PathLike | dict, scheduler: str = "lns", params: dict | None = None, *,
+               model: Predictor | None = None, on_note: Callable[[str], None] | None = None, **options) -> Scheduled:
+    """A new placement for the job running as ``current`` with its move list
+    (:func:`streamplace.evaluate.scheduled.reschedule`: ``seed``, ``time_limit``, ``max_moves``,
+    ``migration_weight``)."""
+    problem, model = _resolved(job, model, on_note)
+    return scheduled.reschedule(problem, current, scheduler, params, model=model, on_note=on_note, **options)
+
+
+def compare(job: Job, schedulers: Sequence[str] | None = None, params: dict[str, dict] | None = None, *,
+            model: Predictor | None = None, on_note: Callable[[str], None] | None = None, **options) -> Comparison:
+    """Every scheduler in ``schedulers`` (default: all) on the job, and the recommendation
+    (:func:`streamplace.evaluate.comparison.compare`: ``seed``, ``time_limit``, ``profiling``,
+    ``objective``, ``running``)."""
+    problem, model = _resolved(job, model, on_note)
+    return comparison.compare(problem, schedulers, params, model=model, on_note=on_note, **options)
+
+
+def diff_files(first: str | os.PathLike, second: str | os.PathLike, job: Job | None = None) -> PlanDiff:
+    """What changes from placement file ``first`` to ``second`` (:func:`streamplace.evaluate.diff.diff_files`);
+    with the job the traffic change comes from its task graph."""
+    return _diff_files(first, second, _resolved(job)[0] if job is not None else None)
 
 
 def calibrate(problem: Problem, run: str | os.PathLike, *, cost_model: CostModel | None = None) -> CalibratedModel:
@@ -125,14 +216,14 @@ def predictor(problem: Problem, *, cost_model: CostModel | None = None,
     return calibrate(problem, calibrate_on, cost_model=cost_model) if calibrate_on is not None else cost_model
 
 
-def run_autopilot(problem: Problem, monitor: str | os.PathLike, plan_dir: str | os.PathLike, *,
+def run_autopilot(job: Job, monitor: str | os.PathLike, plan_dir: str | os.PathLike, *,
               log: str | os.PathLike | None = None, current: str | os.PathLike | None = None, policy: str = "hysteresis",
               period_s: float | None = None, periods: int | None = None, window_s: float = 10.0, horizon_windows: int = 3,
               max_moves: int | None = 4, move_cost: float = 0.01, time_limit: float = 2.0, min_gain: float = 0.05,
               confirm: int = 2, cooldown_s: float = 300.0, operating_point: str | None = None,
               receive: str | None = None, on_decision: Callable | None = None,
               on_note: Callable[[str], None] | None = None) -> int:
-    """Keeps ``problem``'s running topology well placed (:mod:`streamplace.autopilot`): every
+    """Keeps the job's running topology well placed (:mod:`streamplace.autopilot`): every
     ``period_s`` (default one window) it reads ``monitor``'s windows, calibrates, reschedules and,
     when ``policy`` says so, writes the plan into ``plan_dir``; one decision per period goes to
     ``log`` (default ``plan_dir/<topology>.autopilot.jsonl``), from which a restart resumes.
@@ -143,12 +234,12 @@ def run_autopilot(problem: Problem, monitor: str | os.PathLike, plan_dir: str | 
     >>> sp.run_autopilot(problem, "monitor/", "plans/", current="even.json", periods=1)    # doctest: +SKIP
     """
     from .autopilot.loop import Autopilot, Settings, run
+    problem = _resolved(job)[0]
     from .autopilot.policy import POLICIES
     from .model.operating_point import OperatingPoint, named
     if policy not in POLICIES:
         raise InputError(f"--policy: expected one of {', '.join(POLICIES)}, got {quote(policy)}")
-    chosen = POLICIES[policy](min_gain=min_gain, confirm=confirm, cooldown_s=cooldown_s) if policy == "hysteresis" \
-        else POLICIES[policy]()
+    chosen = POLICIES[policy].from_options(min_gain=min_gain, confirm=confirm, cooldown_s=cooldown_s)
     try:
         point = named(operating_point) if operating_point else OperatingPoint("measured")
         settings = Settings(window_s=window_s, horizon_windows=horizon_windows, max_moves=max_moves, move_cost=move_cost,
@@ -185,8 +276,8 @@ def _receiving(address: str | None, monitor: Path, on_note):
         yield
 
 
-def evaluate_placement(problem: Problem, placement: Placement | str | os.PathLike, *,
-                       cost_model: Predictor | None = None) -> dict:
+def evaluate_placement(job: Job, placement: Placement | str | os.PathLike, *,
+                       cost_model: Predictor | None = None, on_note: Callable[[str], None] | None = None) -> dict:
     """Every metric of ``placement`` (a :class:`Placement`, or a file: a schedule result or a label
     map), the record ``streamplace evaluate --format json`` prints. Not named ``evaluate``:
     ``streamplace.evaluate`` is the package of the metrics.
@@ -194,6 +285,7 @@ def evaluate_placement(problem: Problem, placement: Placement | str | os.PathLik
     >>> sp.evaluate_placement(problem, "metis.json")["valid"]             # doctest: +SKIP
     True
     """
+    problem, cost_model = _resolved(job, cost_model, on_note)
     if not isinstance(placement, Placement):
         placement = load_placement(placement, problem.topology, problem.cluster)
     return evaluation_record(problem, placement, model=cost_model)
@@ -201,19 +293,36 @@ def evaluate_placement(problem: Problem, placement: Placement | str | os.PathLik
 
 @dataclass(frozen=True)
 class Exported:
-    document: dict                 # the file to write
-    containers: dict[int, str]     # heron: container number -> node (empty for flink)
+    document: dict                 # the file written (storm-plan: the plan)
+    containers: dict[int, str]     # heron: container number -> node (empty for the others)
+    written: Path | None = None    # where it was written (storm-plan: DIR/<topology>.json)
 
 
-def export_placement(placement: str | os.PathLike, to: str, problem: Problem | None = None) -> Exported:
-    """The placement file ``placement`` in Heron's (``to="heron"``: a packing plan) or Flink's
-    (``"flink"``: parallelism and slot-sharing groups) terms; with the job's ``problem`` the
-    placement is checked against it and Heron gets the tasks' CPU and memory. The Storm plugin's
-    plan is :func:`storm_plan`.
+EXPORT_TARGETS = ("storm-plan", "heron", "flink")
+
+
+def export_placement(placement: str | os.PathLike, to: str, job: Job | None = None, *,
+                     output: str | os.PathLike | None = None) -> Exported:
+    """The placement file ``placement`` in another engine's terms, written to ``output`` if given
+    (atomically): ``to="storm-plan"``, the Storm plugin's plan (needs the job; ``output`` is the
+    plugin's plan directory, the plan goes in as ``<topology>.json``); ``"heron"``, a packing
+    plan; ``"flink"``, parallelism and slot-sharing groups. With the job the placement is
+    checked against it and Heron gets the tasks' CPU and memory.
 
     >>> sp.export_placement("metis.json", "flink").document["operators"]             # doctest: +SKIP
+    >>> sp.export_placement("metis.json", "storm-plan", sp.JobFiles("t.yaml", "c.yaml"), output="plans/").written  # doctest: +SKIP
     """
     from .export import flink_job_hints, heron_container_nodes, heron_packing_plan, read_targets
+    if to not in EXPORT_TARGETS:
+        raise InputError(f"--to: expected one of {', '.join(EXPORT_TARGETS)}, got {quote(to)}")
+    problem = _resolved(job)[0] if job is not None else None
+    if to == "storm-plan":
+        if problem is None:
+            raise InputError("--to storm-plan needs --topology and --cluster (the plan is checked against them)")
+        from .storm.plans import write_plan
+        from .storm.source import plan_of
+        name, document = plan_of(problem, placement)
+        return Exported(document, {}, write_plan(Path(output), name, document) if output is not None else None)
     topo = None
     if problem is not None:   # checks every label and node against the job
         load_placement(placement, problem.topology, problem.cluster)
@@ -223,24 +332,14 @@ def export_placement(placement: str | os.PathLike, to: str, problem: Problem | N
     except ValueError as exc:
         raise InputError(str(exc)) from None
     if to == "heron":
-        return Exported(heron_packing_plan(targets, topo.name if topo else Path(placement).stem, topo),
-                        heron_container_nodes(targets))
-    if to == "flink":
-        return Exported(flink_job_hints(targets, topo), {})
-    raise InputError(f"--to: expected heron or flink, got {quote(to)}")
-
-
-def storm_plan(problem: Problem, placement: str | os.PathLike) -> tuple[str, dict]:
-    """``(name, document)``: the Storm plugin's plan for the placement file, checked against
-    ``problem``; write it as ``<plan dir>/<name>.json`` (:func:`write_plan`)."""
-    from .storm.source import plan_of
-    return plan_of(problem, placement)
-
-
-def write_plan(plan_dir: str | os.PathLike, name: str, document: dict) -> Path:
-    """Writes a plan from :func:`storm_plan` into the plugin's plan directory, atomically."""
-    from .storm.plans import write_plan as write
-    return write(Path(plan_dir), name, document)
+        exported = Exported(heron_packing_plan(targets, topo.name if topo else Path(placement).stem, topo),
+                            heron_container_nodes(targets))
+    else:
+        exported = Exported(flink_job_hints(targets, topo), {})
+    if output is None:
+        return exported
+    write_document(exported.document, output)
+    return dataclasses.replace(exported, written=Path(output))
 
 
 @dataclass(frozen=True)
@@ -272,7 +371,10 @@ def storm_settings(operating_point: str | None = None, **settings):
             point = named(operating_point)
         except ValueError as exc:
             raise InputError(f"--operating-point: {exc}") from None
-        if settings.get("ackers") not in (None, 0, point.ackers):
+        if settings.get("mode", "embedded") != "cluster":
+            raise InputError("--operating-point goes with --mode cluster: its spouts are saturated, and embedded Storm "
+                             "halts when back-pressure crosses its in-process workers")
+        if settings.get("ackers"):
             raise InputError(f"--ackers: set by --operating-point {operating_point} ({point.ackers}); leave one out")
         point = point.overridden(conf, testbed.get("cpu_budget"))   # what the run really runs at, recorded so
         conf = {**point.conf(), **conf}
@@ -282,7 +384,7 @@ def storm_settings(operating_point: str | None = None, **settings):
     return RunSettings(**settings, testbed=TestbedSettings(**testbed), storm_conf=conf, operating_point=point)
 
 
-def storm_run(problem: Problem, out_dir: str | os.PathLike, settings=None, *, plan: str | os.PathLike | None = None,
+def storm_run(job: Job, out_dir: str | os.PathLike, settings=None, *, plan: str | os.PathLike | None = None,
               scheduler: str | None = None, params: dict | None = None, seed: int | None = None,
               time_limit: float | None = None, profiling: Any = None, workers: int | None = None, fmt: str = "jsonl",
               force: bool = False, on_event: Callable[[dict], None] | None = None,
@@ -300,7 +402,12 @@ def storm_run(problem: Problem, out_dir: str | os.PathLike, settings=None, *, pl
     from .storm.source import plan_for_run
     if plan is not None and scheduler is not None:
         raise InputError("give exactly one of --plan, --scheduler or --storm-default")
+    if workers is not None and (plan is not None or scheduler is not None):
+        raise InputError("--workers goes with --storm-default (a plan fixes its workers)")
     settings = settings if settings is not None else storm_settings()
+    if settings.storm_scheduler != "even" and (plan is not None or scheduler is not None):
+        raise InputError("--storm-scheduler goes with --storm-default (a plan's job is placed by the plan)")
+    problem = _resolved(job)[0]
     problem, placement, source = plan_for_run(problem, plan, scheduler, params, seed=seed, time_limit=time_limit,
                                               profiling=profiling, on_note=on_note)
     beside = _beside(problem, placement, settings, autopilot) if autopilot is not None else None
@@ -323,8 +430,7 @@ def _beside(problem: Problem, placement, settings, options: dict):
     name = options.pop("policy", "hysteresis")
     if name not in POLICIES:
         raise InputError(f"--autopilot-policy: expected one of {', '.join(POLICIES)}, got {quote(name)}")
-    thresholds = {k: options.pop(k) for k in ("min_gain", "confirm", "cooldown_s") if k in options}
-    policy = POLICIES[name](**thresholds) if name == "hysteresis" else POLICIES[name]()
+    policy = POLICIES[name].from_options(**{k: options.pop(k) for k in ("min_gain", "confirm", "cooldown_s") if k in options})
     period = options.pop("period_s", None) or settings.window_s
     try:
         budget = settings.testbed.budget() if settings.mode == "cluster" else None   # the testbed's scaled nodes
@@ -337,14 +443,62 @@ def _beside(problem: Problem, placement, settings, options: dict):
     return BesideRun(problem, placement, policy, ap, period)
 
 
-def import_storm_ui(source: str, *, window: str | None = None):
-    """A topology from the Storm UI (a ``.../api/v1/topology/<id>`` URL or a directory of saved
-    responses): ``.topology``, ``.notes``, ``.window_s``.
+def make_cluster(*, preset: str | None = None, generator: str | None = None, args: Sequence[str] = (),
+                 topology: str | os.PathLike | None = None) -> Cluster:
+    """A cluster preset (:data:`PRESETS`), or one a catalogue generator builds from ``KEY=VALUE``
+    ``args``, sized to the job in the ``topology`` file if given (``streamplace workload cluster``).
 
-    >>> sp.import_storm_ui("saved-ui/").topology.n_tasks                  # doctest: +SKIP
+    >>> sp.make_cluster(generator="sized", args=["nodes=4"], topology="t.yaml").n_nodes  # doctest: +SKIP
+    """
+    if (preset is None) == (generator is None):
+        raise InputError("give exactly one of --preset and --generator")
+    if preset is not None:
+        if args:
+            raise InputError(f"--preset {preset}: takes no arguments, got {' '.join(args)}")
+        return cluster_preset(preset)
+    graph = build_task_graph(load_topology(topology)) if topology else None
+    return generate(CLUSTER_GENERATORS, generator, args, graph=graph)
+
+
+@dataclass(frozen=True)
+class ApplicationFiles:
+    application: Any     # the bundled application (its name, time column, topology)
+    topology: Path
+    cluster: Path
+    records: Path
+
+
+def write_application(name: str, out_dir: str | os.PathLike, *, records: int | None = None, seed: int = 0,
+                      fmt: str = "parquet") -> ApplicationFiles:
+    """A bundled application's workload in ``out_dir``: ``topology.yaml``, ``cluster.yaml`` and
+    ``records`` generated records (default: the application's count) as ``records.<fmt>``.
+    Nothing is written when the records would not fit in memory.
+
+    >>> sp.write_application("page-view", "out/app", records=5000).records  # doctest: +SKIP
+    """
+    app = application(name)
+    try:
+        frame = app.records(records or app.default_records, seed)   # estimated first: nothing written if refused
+    except ValueError as exc:
+        raise InputError(f"--records: {exc}") from None
+    out = Path(out_dir)
+    write_document(topology_to_dict(app.topology), out / "topology.yaml")
+    write_document(cluster_to_dict(app.cluster()), out / "cluster.yaml")
+    return ApplicationFiles(app, out / "topology.yaml", out / "cluster.yaml", write_records(frame, out / f"records.{fmt}"))
+
+
+def import_storm_ui(source: str, *, window: str | None = None, output: str | os.PathLike | None = None):
+    """A topology from the Storm UI (a ``.../api/v1/topology/<id>`` URL or a directory of saved
+    responses): ``.topology``, ``.notes``, ``.window_s``; written as a topology spec to ``output``
+    if given.
+
+    >>> sp.import_storm_ui("saved-ui/", output="topology.yaml").topology.n_tasks  # doctest: +SKIP
     """
     from .storm.ui import import_storm_ui as read
-    return read(source, window=window)
+    imported = read(source, window=window)
+    if output is not None:
+        write_document(topology_to_dict(imported.topology), output)
+    return imported
 
 
 def profile_records(topology: str, traffic: Sequence[str], load: Sequence[str], out_dir: str, **options):
@@ -363,44 +517,55 @@ def replay_traffic(records: str, out_dir: str, **options):
     return replay_records(records, out_dir, **options)
 
 
+def _cost_model(model: CostModel | str | os.PathLike | None) -> CostModel | None:
+    """A cost model, or one read from its file."""
+    return load_cost_model(model) if isinstance(model, (str, os.PathLike)) else model
+
+
 def run_demo(out_dir: str | os.PathLike, *, quick: bool = False, time_limit: float = 10.0, console=None,
-             master: str | None = None, model: CostModel | None = None):
+             master: str | None = None, model: CostModel | str | os.PathLike | None = None):
     """The main job: applications generated, replayed and profiled on Spark, scheduled by every
-    scheduler, plus the micro-benchmarks; the report in ``out_dir``."""
+    scheduler, plus the micro-benchmarks; the report in ``out_dir``. ``model``: a cost model or
+    its file (default: the bundled one)."""
     from .demo.run import run_demo as demo
     from .profile.spark import SparkUnavailable
     try:
-        return demo(Path(out_dir), quick=quick, time_limit=time_limit, console=console, master=master, model=model)
+        return demo(Path(out_dir), quick=quick, time_limit=time_limit, console=console, master=master,
+                    model=_cost_model(model))
     except SparkUnavailable as exc:
         raise InputError(str(exc)) from None
 
 
 def reproduce_papers(papers: Sequence[str], out_dir: str | os.PathLike, *, quick: bool = False, time_limit: float = 10.0,
-              console=None, model: CostModel | None = None, testbed: Sequence[str] = ()):
+              console=None, model: CostModel | str | os.PathLike | None = None, testbed: Sequence[str] = ()):
     """The papers' comparisons (:data:`REPRODUCE_PAPERS`) rebuilt from our implementations into
-    ``out_dir``; ``testbed``: testbed campaigns (directories or runs.jsonl) to score against too."""
+    ``out_dir``; ``testbed``: testbed campaigns (directories or runs.jsonl) to score against too;
+    ``model``: a cost model or its file."""
     from .reproduce import reproduce as run
     from .reproduce.measured import load_campaigns
     runs = load_campaigns(testbed) if testbed else None
-    return run(tuple(papers), Path(out_dir), quick=quick, time_limit=time_limit, console=console, model=model,
+    return run(tuple(papers), Path(out_dir), quick=quick, time_limit=time_limit, console=console, model=_cost_model(model),
                testbed_runs=runs)
 
 
 def sweep(grid: str | os.PathLike, out_dir: str | os.PathLike, *, spark_master: str | None = None,
-          batch_size: int | None = None, retry_failed: bool = False, on_start: Callable[[int], None] | None = None,
-          on_progress: Callable | None = None):
+          batch_size: int | None = None, retry_failed: bool = False, report: bool = False,
+          on_start: Callable[[int], None] | None = None, on_progress: Callable | None = None):
     """The GRID file's scenarios (workloads x clusters x schedulers x seeds) evaluated on Spark
-    into ``out_dir`` (resumable); ``on_start(n)`` hears the number of scenarios. Returns the summary."""
+    into ``out_dir`` (resumable); ``on_start(n)`` hears the number of scenarios; ``report``: also
+    the report of every result there (:func:`sweep_report`, its path in the summary's ``report``).
+    Returns the summary."""
     from .campaign.sweep import SweepLocked, load_grid, run_sweep
     from .profile.spark import SparkUnavailable
     scenarios = load_grid(grid)
     if on_start:
         on_start(len(scenarios))
     try:
-        return run_sweep(scenarios, out_dir, spark_master=spark_master, batch_size=batch_size,
-                         retry_failed=retry_failed, on_progress=on_progress)
+        summary = run_sweep(scenarios, out_dir, spark_master=spark_master, batch_size=batch_size,
+                            retry_failed=retry_failed, on_progress=on_progress)
     except (SparkUnavailable, SweepLocked) as exc:
         raise InputError(str(exc)) from None
+    return dataclasses.replace(summary, report=str(sweep_report(out_dir))) if report else summary
 
 
 def sweep_report(out_dir: str | os.PathLike) -> Path:
@@ -454,5 +619,6 @@ __all__ = ["APPLICATIONS", "run_autopilot", "CLUSTER_GENERATORS", "CalibratedMod
            "metric", "nasiri_workload", "parse_bool", "parse_pairs", "parse_size", "per_scheduler", "predict",
            "profile_records", "profiling_to_dict", "read_document", "recommend", "records_to_csv", "replay_traffic", "report_page",
            "predictor", "Predictor", "reproduce_papers", "reschedule", "result_record", "run_demo", "run_interruptible", "run_scheduler", "schedule",
-           "storm_plan", "storm_run", "storm_settings", "summary_table", "sweep", "sweep_report", "topology_to_dict",
-           "write_document", "write_plan", "write_records"]
+           "storm_run", "storm_settings", "summary_table", "sweep", "sweep_report", "topology_to_dict",
+           "write_document", "write_records", "ApplicationFiles", "EXPORT_TARGETS", "Job", "JobFiles", "make_cluster",
+           "write_application"]

@@ -124,15 +124,32 @@ def test_export_and_storm_plan_of_a_placement_file(tmp_path):
     path = tmp_path / "optimal.json"
     sp.write_document(run.document(), path)
     assert sp.evaluate_placement(problem, path)["inter_node_cost"] == run.record.evaluation.inter_node_cost
-    name, plan = sp.storm_plan(problem, path)
-    assert name == "pair" and plan["scheduler"] == "optimal" and plan["placement"] == run.record.evaluation.placement
+    plan = sp.export_placement(path, "storm-plan", problem, output=tmp_path / "plans")
+    assert plan.written == tmp_path / "plans" / "pair.json" and sp.read_document(plan.written) == plan.document
+    assert plan.document["scheduler"] == "optimal" and plan.document["placement"] == run.record.evaluation.placement
+    with pytest.raises(sp.InputError, match="--to storm-plan needs --topology and --cluster"):
+        sp.export_placement(path, "storm-plan")
     heron = sp.export_placement(path, "heron", problem)
     nodes = {where["node"] for where in run.record.evaluation.placement.values()}
-    assert set(heron.containers.values()) == nodes
-    flink = sp.export_placement(path, "flink")
-    assert flink.containers == {} and flink.document
-    with pytest.raises(sp.InputError, match="--to: expected heron or flink"):
+    assert set(heron.containers.values()) == nodes and heron.written is None
+    flink = sp.export_placement(path, "flink", output=tmp_path / "flink.json")
+    assert flink.containers == {} and flink.document and sp.read_document(tmp_path / "flink.json") == flink.document
+    with pytest.raises(sp.InputError, match="--to: expected one of storm-plan, heron, flink"):
         sp.export_placement(path, "spark")
+
+
+def test_a_job_given_as_its_files_is_the_problem_they_hold(tmp_path):
+    """Every use case takes the job as its files (``JobFiles``) as it takes the problem."""
+    problem = _pair_job()
+    sp.write_document(sp.topology_to_dict(problem.topology), tmp_path / "t.yaml")
+    sp.write_document(sp.cluster_to_dict(problem.cluster), tmp_path / "c.yaml")
+    files = sp.JobFiles(tmp_path / "t.yaml", tmp_path / "c.yaml")
+    by_files, by_problem = sp.run_scheduler(files, "optimal", time_limit=10), sp.run_scheduler(problem, "optimal", time_limit=10)
+    timings = {"seconds": 0, "details": {}}   # the rest is the same placement with the same figures
+    assert by_files.document() | timings == by_problem.document() | timings and by_files.result.status == "optimal"
+    sp.write_document(by_files.document(), tmp_path / "optimal.json")
+    assert sp.evaluate_placement(files, tmp_path / "optimal.json") == sp.evaluate_placement(problem, tmp_path / "optimal.json")
+    assert [r.scheduler for r in sp.compare(files, ["even", "optimal"], time_limit=10).records] == ["even", "optimal"]
 
 
 def test_run_scheduler_records_a_chosen_parallelism(tmp_path):
@@ -174,7 +191,11 @@ def test_a_named_operating_point_sets_what_a_storm_run_runs_with():
     assert settings.storm_conf["topology.max.spout.pending"] == 50
     assert settings.storm_conf["topology.bolt.wait.progressive.level3.sleep.millis"] == 2   # the option wins
     assert settings.storm_conf["topology.spout.wait.progressive.level3.sleep.millis"] == 10   # the point's
-    assert sp.storm_settings(operating_point="cpu-1.0", cpu_budget=0.5).testbed.cpu_budget == 0.5
-    assert sp.storm_settings(operating_point="bandwidth-scaled").testbed.bandwidth_scaled
+    assert sp.storm_settings(mode="cluster", operating_point="cpu-1.0", cpu_budget=0.5).testbed.cpu_budget == 0.5
+    assert sp.storm_settings(mode="cluster", operating_point="bandwidth-scaled").testbed.bandwidth_scaled
     with pytest.raises(sp.InputError, match="--operating-point: unknown operating point 'fast'"):
-        sp.storm_settings(operating_point="fast")
+        sp.storm_settings(mode="cluster", operating_point="fast")
+    with pytest.raises(sp.InputError, match="--operating-point goes with --mode cluster"):
+        sp.storm_settings(operating_point="cpu-1.0")
+    with pytest.raises(sp.InputError, match="--ackers: set by --operating-point acking-msp50"):
+        sp.storm_settings(mode="cluster", operating_point="acking-msp50", ackers=3)

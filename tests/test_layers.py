@@ -193,6 +193,48 @@ def test_the_cli_imports_only_the_public_api():
     assert found == []
 
 
+#: what a command may call besides its one use case: values and parsers of its options, and the
+#: printers and writers of its result
+CLI_VALUES = {"JobFiles", "parse_pairs", "per_scheduler", "storm_settings", "available", "quote"}
+CLI_PRINTERS = {"dumps_json", "records_to_csv", "summary_table", "format_value", "metric", "describe", "write_document",
+                "topology_to_dict", "cluster_to_dict", "profiling_to_dict"}
+
+
+def _library_calls(function: ast.FunctionDef) -> set[str]:
+    """The names ``sp.NAME(...)`` called in a command's body (not its decorators)."""
+    return {node.func.attr for statement in function.body for node in ast.walk(statement)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name) and node.func.value.id == "sp"}
+
+
+def _commands(path: Path):
+    for node in ast.parse(path.read_text(), str(path)).body:
+        if isinstance(node, ast.FunctionDef) and any(
+                isinstance(d, ast.Call) and getattr(d.func, "attr", "") == "command" for d in node.decorator_list):
+            yield node
+
+
+def test_every_command_calls_one_use_case_of_the_library():
+    """The CLI parses, calls one library function and prints: apart from the values and parsers of
+    its options and the printers of its result, a command calls at most one function of the API."""
+    found, seen = [], 0
+    for path in sorted((ROOT / "cli").glob("*.py")):
+        for command in _commands(path):
+            seen += 1
+            use_cases = sorted(_library_calls(command) - CLI_VALUES - CLI_PRINTERS)
+            if len(use_cases) > 1:
+                found.append(f"{path.name}:{command.name} calls {', '.join(use_cases)}")
+    assert seen >= 20 and found == []
+
+
+def test_the_use_case_check_sees_two_calls(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("@cli.command()\n@click.option('-x', help=sp.quote('x'))\ndef run(x):\n"
+                      "    problem = sp.load_problem(x, x)\n    click.echo(sp.dumps_json(sp.compare(problem)))\n")
+    (command,) = _commands(module)
+    assert _library_calls(command) - CLI_VALUES - CLI_PRINTERS == {"load_problem", "compare"}
+
+
 def test_the_structural_checks_see_a_cycle_and_a_private_import(tmp_path):
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")

@@ -16,7 +16,7 @@ the running placement within a move budget.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import ClassVar
 
 
@@ -36,6 +36,12 @@ class Policy:
     def decide(self, gain: float, moves: int, t: float, history: History) -> tuple[bool, str, History]:
         """(apply?, why, the history after this period)."""
         raise NotImplementedError
+
+    @classmethod
+    def from_options(cls, **options) -> "Policy":
+        """The policy with those of ``options`` it has as fields (the thresholds a command offers
+        every policy: hysteresis takes ``min_gain``, ``confirm``, ``cooldown_s``; the others none)."""
+        return cls(**{f.name: options[f.name] for f in fields(cls) if f.name in options})
 
 
 @dataclass(frozen=True, kw_only=True)

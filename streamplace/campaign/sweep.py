@@ -469,6 +469,7 @@ class SweepSummary:
     errors: list[str]   # up to three "variant on workload@cluster: error" lines
     seconds: float
     csv: str
+    report: str | None = None   # report.html, when asked for
 
     def describe(self) -> str:
         return (f"{self.total} scenarios: {self.skipped} already done, {self.ran} run in {self.seconds:.1f} s "

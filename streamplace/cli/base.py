@@ -96,22 +96,9 @@ def cost_model_option(command):
     return click.option("--cost-model", "cost_model", type=click.Path(), default=None, help=COST_MODEL_HELP)(command)
 
 
-def cost_model(path):
-    return sp.load_cost_model(path) if path else None
-
-
 CALIBRATE_HELP = ("A run of this job (a `streamplace storm run` output directory, or one made the same way on a real "
                   "cluster: docs/performance-model.md, \"Calibration\"): predictions are calibrated on it, at the "
                   "operating point it ran at (acking, max spout pending, wait strategies, CPU budget).")
-
-
-def predictor(problem, cost_model_path, calibrate_run):
-    """The command's predictor (:func:`streamplace.predictor`); with ``--calibrate`` a note says
-    what the run gave."""
-    model = sp.predictor(problem, cost_model=cost_model(cost_model_path), calibrate_on=calibrate_run)
-    if calibrate_run is not None:
-        note(f"predictions calibrated on {calibrate_run}: {model.describe()}")
-    return model
 
 
 def calibrate_option(command):

@@ -95,21 +95,11 @@ def storm_run(topology, cluster, plan_path, name, params, seed, time_limit, prof
     """
     if sum(x is not None and x is not False for x in (plan_path, name, storm_default or None)) != 1:
         raise UserError("give exactly one of --plan, --scheduler or --storm-default")
-    if workers is not None and not storm_default:
-        raise UserError("--workers goes with --storm-default (a plan fixes its workers)")
-    if storm_scheduler != "even" and not storm_default:
-        raise UserError("--storm-scheduler goes with --storm-default (a plan's job is placed by the plan)")
-    if operating_point is not None and mode != "cluster":
-        raise UserError("--operating-point goes with --mode cluster: its spouts are saturated, and embedded Storm halts "
-                        "when back-pressure crosses its in-process workers")
-    if operating_point is not None and ackers:
-        raise UserError("--ackers: set by --operating-point (its ackers); leave one out")
     settings = sp.storm_settings(duration_s=duration, warmup_s=warmup, window_s=window, ackers=ackers,
                                  load_aware=load_aware, heap_mb=heap_mb, seed=seed or 0, mode=mode,
                                  worker_heap_mb=worker_heap_mb, cpu_budget=cpu_budget, storm_conf=storm_conf,
                                  operating_point=operating_point, monitor_via=monitor_via, storm_scheduler=storm_scheduler)
-    problem = sp.load_problem(topology, cluster)
-    done = sp.storm_run(problem, out_dir, settings, plan=plan_path, scheduler=name,
+    done = sp.storm_run(sp.JobFiles(topology, cluster), out_dir, settings, plan=plan_path, scheduler=name,
                         params=sp.parse_pairs(params) if name else None, seed=seed, time_limit=time_limit,
                         profiling=profiling, workers=workers, fmt=fmt, force=force,
                         on_event=_storm_progress(settings), on_note=note,
@@ -156,12 +146,12 @@ def storm_plan_dir(topology, cluster, placement, out_dir):
     Point Nimbus' `streamplace.plan.dir` at DIR: the plugin applies the plan on its next round,
     also to a running topology (that is how a new plan reaches a running job).
     """
-    click.echo(str(sp.write_plan(out_dir, *sp.storm_plan(sp.load_problem(topology, cluster), placement))))
+    click.echo(str(sp.export_placement(placement, "storm-plan", sp.JobFiles(topology, cluster), output=out_dir).written))
 
 
 @cli.command()
 @click.argument("placement", type=click.Path())
-@click.option("--to", "target", type=click.Choice(["storm-plan", "heron", "flink"]), required=True,
+@click.option("--to", "target", type=click.Choice(list(sp.EXPORT_TARGETS)), required=True,
               help="storm-plan: the plugin's plan directory; heron: a Heron packing plan (JSON); flink: "
                    "parallelism and slot-sharing groups per operator, and what Flink cannot express.")
 @click.option("--topology", type=click.Path(), default=None, help="The job's topology (required for storm-plan; "
@@ -170,18 +160,13 @@ def storm_plan_dir(topology, cluster, placement, out_dir):
 @click.option("-o", "--output", type=OutputPath("any"), required=True, help="File to write (storm-plan: the plan directory).")
 def export(placement, target, topology, cluster, output):
     """Write PLACEMENT in the form another engine takes."""
-    if target == "storm-plan":
-        if topology is None or cluster is None:
-            raise UserError("--to storm-plan needs --topology and --cluster (the plan is checked against them)")
-        click.echo(str(sp.write_plan(output, *sp.storm_plan(sp.load_problem(topology, cluster), placement))))
-        return
     if (topology is None) != (cluster is None):
         raise UserError("--topology and --cluster go together")
-    exported = sp.export_placement(placement, target, sp.load_problem(topology, cluster) if topology is not None else None)
-    sp.write_document(exported.document, output)
+    exported = sp.export_placement(placement, target, sp.JobFiles(topology, cluster) if topology is not None else None,
+                                   output=output)
     for number, node in exported.containers.items():
         err_console.print(f"heron container {number}: node {node}", markup=False, highlight=False)
-    click.echo(output)
+    click.echo(str(exported.written))
 
 
 @cli.group("import")
@@ -199,8 +184,7 @@ def import_storm_ui_cmd(source, window, output):
     responses (topology.json, component-<id>.json per component, optional visualization.json).
 
     Parallelism = each component's tasks; rates = what it emitted and executed in the window."""
-    imported = sp.import_storm_ui(source, window=window)
-    sp.write_document(sp.topology_to_dict(imported.topology), output)
+    imported = sp.import_storm_ui(source, window=window, output=output)
     for note_text in imported.notes:
         err_console.print(f"note: {note_text}", markup=False, highlight=False, soft_wrap=True)
     topo = imported.topology
@@ -245,8 +229,7 @@ def autopilot(topology, cluster, monitor, plan_dir, current, policy, period, win
     """Keep TOPOLOGY well placed on CLUSTER while it runs: every period read the monitor's windows,
     calibrate the model on them, reschedule the running placement and, when the policy says so,
     write the plan the Nimbus plugin applies. One line per period; Ctrl-C or SIGTERM stop it."""
-    problem = sp.load_problem(topology, cluster)
-    sp.run_autopilot(problem, monitor, plan_dir, log=log, current=current, policy=policy, period_s=period, periods=periods,
+    sp.run_autopilot(sp.JobFiles(topology, cluster), monitor, plan_dir, log=log, current=current, policy=policy, period_s=period, periods=periods,
                  window_s=window, horizon_windows=horizon, max_moves=max_moves, move_cost=move_cost, time_limit=time_limit,
                  min_gain=min_gain, confirm=confirm, cooldown_s=cooldown, operating_point=operating_point,
                  receive=receive, on_decision=lambda d: click.echo(d.line()), on_note=note)

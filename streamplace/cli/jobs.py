@@ -10,7 +10,6 @@ import streamplace as sp
 from . import output as writes
 from .base import (OutputPath, POSITIVE_SECONDS, SECONDS, SEED, SPARK_MASTER_HELP, FiniteFloat, UserError, cli,
                    cost_model_option, err_console)
-from .base import cost_model as load_model
 
 REPRODUCE_PAPERS = sp.REPRODUCE_PAPERS
 
@@ -83,10 +82,6 @@ def profile_cmd(topology_path, traffic, load, start, end, half_life, weight, fmt
 def traffic_cmd(app_name, topology_path, records_path, records_format, time_column, window_seconds, cluster_path,
                 placement_path, seed, fmt, spark_master, out_dir):
     """Replay application records through a topology's groupings -> monitoring records."""
-    from pathlib import Path
-    ext = {"parquet": ".parquet", "csv": ".csv", "jsonl": ".jsonl"}[fmt]
-    for written in (Path(out_dir) / f"traffic{ext}", Path(out_dir) / f"load{ext}"):
-        sp.check_output_file(written)
     mon, paths = sp.replay_traffic(records_path, out_dir, app=app_name, topology=topology_path,
                                    records_format=records_format, time_column=time_column,
                                    window_seconds=window_seconds, cluster=cluster_path, placement=placement_path,
@@ -106,8 +101,7 @@ def traffic_cmd(app_name, topology_path, records_path, records_format, time_colu
 def demo(out_dir, quick, time_limit, spark_master, cost_model):
     """The main job: bundled applications generated, replayed and profiled on Spark, scheduled by every
     scheduler on a homogeneous and a heterogeneous cluster, plus the micro-benchmarks; report in DIR."""
-    sp.run_demo(out_dir, quick=quick, time_limit=time_limit, console=Console(), master=spark_master,
-                model=load_model(cost_model))
+    sp.run_demo(out_dir, quick=quick, time_limit=time_limit, console=Console(), master=spark_master, model=cost_model)
 
 
 @cli.command()
@@ -126,8 +120,8 @@ def demo(out_dir, quick, time_limit, spark_master, cost_model):
 def reproduce(papers, out_dir, quick, time_limit, cost_model, testbed_runs):
     """The papers' comparisons rebuilt from our implementations, beside the published numbers."""
     chosen = REPRODUCE_PAPERS if "all" in papers else tuple(dict.fromkeys(papers))
-    sp.reproduce_papers(chosen, out_dir, quick=quick, time_limit=time_limit, console=Console(), model=load_model(cost_model),
-                 testbed=testbed_runs)
+    sp.reproduce_papers(chosen, out_dir, quick=quick, time_limit=time_limit, console=Console(), model=cost_model,
+                        testbed=testbed_runs)
 
 
 @cli.command("sweep")
@@ -151,7 +145,7 @@ def sweep_cmd(grid, out_dir, batch_size, retry_failed, with_report, spark_master
                 nonlocal task
                 task = progress.add_task("scenarios", total=total)
             summary = sp.sweep(grid, out_dir, spark_master=spark_master, batch_size=batch_size,
-                               retry_failed=retry_failed, on_start=start, on_progress=lambda p: progress.update(
+                               retry_failed=retry_failed, report=with_report, on_start=start, on_progress=lambda p: progress.update(
                                    task, completed=p.done, description=f"batch {p.batches_done}/{p.batches}, "
                                                                        f"{p.failed} failed"))
     except KeyboardInterrupt:
@@ -161,5 +155,5 @@ def sweep_cmd(grid, out_dir, batch_size, retry_failed, with_report, spark_master
     err_console.print(summary.describe(), soft_wrap=True, markup=False)
     for line in summary.errors:
         err_console.print(f"failed: {line}", style="yellow", soft_wrap=True, markup=False)
-    if with_report:
-        err_console.print(f"report: {sp.sweep_report(out_dir)}", soft_wrap=True, markup=False)
+    if summary.report:
+        err_console.print(f"report: {summary.report}", soft_wrap=True, markup=False)

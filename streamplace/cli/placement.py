@@ -14,7 +14,7 @@ import streamplace as sp
 
 from . import output as writes
 from .base import (OutputPath, PROFILE_HELP, PROFILING_HELP, SECONDS, SEED, FiniteFloat, UserError, cli,
-                   calibrate_option, cost_model_option, err_console, note, predictor, vertical)
+                   calibrate_option, cost_model_option, err_console, note, vertical)
 
 # compare's table (JSON and CSV carry every key, cohesion and coupling too)
 TABLE_KEYS = ("scheduler", "status", "valid", "inter_node_cost", "lower_bound", "inter_worker_cost", "throughput",
@@ -35,10 +35,10 @@ TABLE_KEYS = ("scheduler", "status", "valid", "inter_node_cost", "lower_bound", 
 @calibrate_option
 def schedule(topology, cluster, name, params, seed, time_limit, output, fmt, profiling, profile_dir, calibrate_run):
     """Schedule TOPOLOGY on CLUSTER with one scheduler."""
-    problem = sp.load_problem(topology, cluster, profile_dir)
-    run = sp.run_scheduler(problem, name, sp.parse_pairs(params), seed=seed, time_limit=time_limit,
-                           profiling=profiling, model=predictor(problem, None, calibrate_run), on_note=note)
-    _show_run(run, output, fmt, f"{run.result.scheduler}: {problem.topology.name} on {problem.cluster.name}")
+    job = sp.JobFiles(topology, cluster, profile_dir, calibrate=calibrate_run)
+    run = sp.run_scheduler(job, name, sp.parse_pairs(params), seed=seed, time_limit=time_limit, profiling=profiling,
+                           on_note=note)
+    _show_run(run, output, fmt, f"{run.result.scheduler}: {job.title()}")
 
 
 def _show_run(run, output_path, fmt, title, hidden=()) -> None:
@@ -66,7 +66,7 @@ def diff(first, second, topology, cluster, fmt):
     """What changes from placement FIRST to SECOND: tasks moved (node or worker), nodes touched, traffic."""
     if (topology is None) != (cluster is None):
         raise UserError("--topology and --cluster go together")
-    result = sp.diff_files(first, second, sp.load_problem(topology, cluster) if topology is not None else None)
+    result = sp.diff_files(first, second, sp.JobFiles(topology, cluster) if topology is not None else None)
     if fmt == "json":
         click.echo(sp.dumps_json(result.to_dict()))
         return
@@ -107,12 +107,10 @@ def reschedule(topology, cluster, current_path, name, params, seed, time_limit, 
     Tasks on nodes no longer in CLUSTER, or on a node over capacity, must move whatever the budget
     (forced_moves). Write the result into the Storm plugin's plan directory and it is applied on
     Nimbus' next round."""
-    problem = sp.load_problem(topology, cluster)
-    run = sp.reschedule(problem, current_path, name, sp.parse_pairs(params), seed=seed, time_limit=time_limit,
-                        max_moves=max_moves, migration_weight=migration_weight,
-                        model=predictor(problem, None, calibrate_run), on_note=note)
-    _show_run(run, output, fmt, f"{run.result.scheduler}: reschedule {problem.topology.name} on {problem.cluster.name}",
-              hidden=("diff",))
+    job = sp.JobFiles(topology, cluster, calibrate=calibrate_run)
+    run = sp.reschedule(job, current_path, name, sp.parse_pairs(params), seed=seed, time_limit=time_limit,
+                        max_moves=max_moves, migration_weight=migration_weight, on_note=note)
+    _show_run(run, output, fmt, f"{run.result.scheduler}: reschedule {job.title()}", hidden=("diff",))
 
 
 @cli.command()
@@ -125,12 +123,12 @@ def reschedule(topology, cluster, current_path, name, params, seed, time_limit, 
 @calibrate_option
 def evaluate(topology, cluster, placement, fmt, profile_dir, cost_model, calibrate_run):
     """Evaluate the PLACEMENT of TOPOLOGY on CLUSTER (a schedule result or a label map)."""
-    problem = sp.load_problem(topology, cluster, profile_dir)
-    record = sp.evaluate_placement(problem, placement, cost_model=predictor(problem, cost_model, calibrate_run))
+    job = sp.JobFiles(topology, cluster, profile_dir, cost_model=cost_model, calibrate=calibrate_run)
+    record = sp.evaluate_placement(job, placement, on_note=note)
     if fmt == "json":
         click.echo(sp.dumps_json(record))
     else:
-        Console().print(vertical(record, f"{problem.topology.name} on {problem.cluster.name}"))
+        Console().print(vertical(record, job.title()))
 
 
 @cli.command()
@@ -151,14 +149,12 @@ def evaluate(topology, cluster, placement, fmt, profile_dir, cost_model, calibra
 def compare(topology, cluster, names, params, seed, time_limit, output, fmt, profiling, profile_dir, objective,
             cost_model, calibrate_run):
     """Run several schedulers on TOPOLOGY and CLUSTER and compare their placements."""
-    problem = sp.load_problem(topology, cluster, profile_dir)
-    model = predictor(problem, cost_model, calibrate_run)
     if names is not None and not any(n.strip() for n in names.split(",")):
         raise UserError(f"--schedulers: names no scheduler (got {sp.quote(names)}); leave it out to run every scheduler")
     chosen = [n.strip() for n in names.split(",") if n.strip()] if names is not None else sp.available()
-    per_scheduler = sp.per_scheduler(sp.parse_pairs(params), chosen)
-    result = sp.compare(problem, chosen, per_scheduler, seed=seed, time_limit=time_limit, profiling=profiling,
-                        objective=objective, model=model, on_note=note,
+    job = sp.JobFiles(topology, cluster, profile_dir, cost_model=cost_model, calibrate=calibrate_run)
+    result = sp.compare(job, chosen, sp.per_scheduler(sp.parse_pairs(params), chosen), seed=seed, time_limit=time_limit,
+                        profiling=profiling, objective=objective, on_note=note,
                         running=lambda name: err_console.status(f"running {name}..."))
     records = result.documents()
     if fmt == "json":
@@ -166,7 +162,7 @@ def compare(topology, cluster, names, params, seed, time_limit, output, fmt, pro
     elif fmt == "csv":
         writes.emit(sp.records_to_csv(records), output)
     else:
-        table = sp.summary_table(records, TABLE_KEYS, title=f"{problem.topology.name} on {problem.cluster.name}",
+        table = sp.summary_table(records, TABLE_KEYS, title=job.title(),
                                  footnote="message")
         console = Console(file=io.StringIO(), width=200) if output else Console()
         console.print(*table.fitted(console))

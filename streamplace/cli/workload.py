@@ -87,15 +87,7 @@ def workload_nasiri(layout, compute, output, profiling_out, preset, met):
 @click.argument("args", nargs=-1)
 def workload_cluster(preset, generator, topology_file, output, args):
     """A cluster preset, or a generated cluster (the sweep's and the demo's, by the same names)."""
-    if (preset is None) == (generator is None):
-        raise UserError("give exactly one of --preset and --generator")
-    if preset is not None:
-        if args:
-            raise UserError(f"--preset {preset}: takes no arguments, got {' '.join(args)}")
-        cluster = sp.cluster_preset(preset)
-    else:
-        graph = sp.build_task_graph(sp.load_topology(topology_file)) if topology_file else None
-        cluster = sp.generate(sp.CLUSTER_GENERATORS, generator, args, graph=graph)
+    cluster = sp.make_cluster(preset=preset, generator=generator, args=args, topology=topology_file)
     sp.write_document(sp.cluster_to_dict(cluster), output)
     err_console.print(f"wrote {output}: {cluster.n_nodes} nodes, capacity {cluster.capacities.sum():g}")
 
@@ -133,15 +125,8 @@ def workload_list():
 @click.option("-o", "--output", "out_dir", type=OutputPath("into"), required=True, help="Directory to write.")
 def workload_app(name, n_records, seed, fmt, out_dir):
     """An application workload: DIR/topology.yaml, DIR/cluster.yaml and generated DIR/records.<format>."""
-    app = sp.application(name)
-    out = Path(out_dir)
-    try:
-        frame = app.records(n_records or app.default_records, seed)   # estimated first: nothing written if refused
-    except ValueError as exc:
-        raise UserError(f"--records: {exc}") from None
-    sp.write_document(sp.topology_to_dict(app.topology), out / "topology.yaml")
-    sp.write_document(sp.cluster_to_dict(app.cluster()), out / "cluster.yaml")
-    records = sp.write_records(frame, out / f"records.{fmt}")
-    err_console.print(f"wrote {out}: topology ({app.topology.n_tasks} tasks), cluster, {records.name} (time column "
-                      f"{app.time_column!r}); next: streamplace traffic --app {name} --topology {out / 'topology.yaml'} "
-                      f"--records {records} -o {out / 'monitoring'}")
+    written = sp.write_application(name, out_dir, records=n_records, seed=seed, fmt=fmt)
+    app, out = written.application, Path(out_dir)
+    err_console.print(f"wrote {out}: topology ({app.topology.n_tasks} tasks), cluster, {written.records.name} (time column "
+                      f"{app.time_column!r}); next: streamplace traffic --app {name} --topology {written.topology} "
+                      f"--records {written.records} -o {out / 'monitoring'}")

@@ -11,7 +11,7 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from ..files import quote
+from ..files import check_output_file, quote
 from ..model.errors import InputError
 from ..model.specs import SpecError, load_cluster, load_placement, load_topology
 
@@ -78,7 +78,9 @@ def replay_records(records: str, out_dir: str, *, app: str | None = None, topolo
     from . import inspect_input
     from ..workloads.applications import application
     from .spark import SparkUnavailable, spark_session
-    from .traffic import ReplayError, read_application_records, release, replay, write_monitoring
+    from .traffic import ReplayError, monitoring_paths, read_application_records, release, replay, write_monitoring
+    for written in monitoring_paths(out_dir, fmt):   # before any work: not an input, a known format
+        check_output_file(written)
     bundled = application(app) if app else None
     if topology is None and bundled is None:
         raise InputError("--topology: required unless --app names a bundled application")

@@ -254,14 +254,18 @@ def read_application_records(spark: SparkSession, inp: InputFile) -> DataFrame:
     return spark.read.json(path)
 
 
+def monitoring_paths(out_dir: str | os.PathLike, fmt: str = "parquet") -> tuple[Path, Path]:
+    """Where :func:`write_monitoring` writes: ``traffic.<ext>`` and ``load.<ext>`` in ``out_dir``."""
+    ext = {"parquet": ".parquet", "csv": ".csv", "jsonl": ".jsonl"}[fmt]
+    return Path(out_dir) / f"traffic{ext}", Path(out_dir) / f"load{ext}"
+
+
 def write_monitoring(monitoring: Monitoring, out_dir: str | os.PathLike, fmt: str = "parquet") -> tuple[Path, Path]:
     """``traffic.<ext>`` and ``load.<ext>`` in ``out_dir`` (single files, sorted by window and task)."""
-    ext = {"parquet": ".parquet", "csv": ".csv", "jsonl": ".jsonl"}[fmt]
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
     paths = []
-    for name, df, order in (("traffic", monitoring.traffic, ["window_start", "src_task", "dst_task"]),
-                            ("load", monitoring.load, ["window_start", "task"])):
+    for path, df, order in zip(monitoring_paths(out_dir, fmt), (monitoring.traffic, monitoring.load),
+                               (["window_start", "src_task", "dst_task"], ["window_start", "task"])):
         frame = df.toPandas().sort_values(order, kind="stable").reset_index(drop=True)
-        paths.append(write_records(frame, out / f"{name}{ext}"))
+        paths.append(write_records(frame, path))
     return paths[0], paths[1]

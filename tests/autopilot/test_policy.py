@@ -37,3 +37,14 @@ def test_nothing_to_move_is_never_applied():
 def test_bad_thresholds_are_refused():
     with pytest.raises(ValueError):
         Hysteresis(confirm=0)
+
+
+def test_a_policy_takes_the_thresholds_it_has_and_no_others():
+    """The command offers every policy the same thresholds; each takes its own fields of them."""
+    from streamplace.autopilot.policy import POLICIES, EveryPeriod, Greedy, Hysteresis
+    options = {"min_gain": 0.1, "confirm": 3, "cooldown_s": 5.0}
+    assert POLICIES["hysteresis"].from_options(**options) == Hysteresis(min_gain=0.1, confirm=3, cooldown_s=5.0)
+    assert POLICIES["greedy"].from_options(**options) == Greedy()
+    assert POLICIES["every-period"].from_options(**options) == EveryPeriod()
+    with pytest.raises(ValueError):
+        Hysteresis.from_options(confirm=0)
