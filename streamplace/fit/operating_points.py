@@ -13,6 +13,13 @@ Per operating point and experiment: the model is calibrated on the runs of ``eve
   run-to-run spread (max - min) of the two.
 
 The bundled, uncalibrated model's error and tau are given beside them.
+
+At a point whose sources ask for a fixed rate every placement sustains, :func:`score_latency`
+scores the mean end-to-end latency the same way (``PLAN-fixed-rate-latency.md``): calibrated on
+``even``'s runs, the other placements' predicted mean latency against their measured mean (the
+mean of the runs' ``latency_ms.mean``), Kendall's tau-b, and the pairs of placements measured
+apart beyond noise (means further apart than twice the larger spread) that the prediction
+orders the same way.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from ..model import Problem
 from ..model.calibration import calibrate, mean_run, run_from_record
 from ..model.performance import CostModel, predict
 from ..model.cluster import scaled_cluster
+from ..model.operating_point import OperatingPoint
 
 #: the placements of the papers' schedulers (what lns is held against); even, Storm's own
 #: placements, optimal and lns are not "published schedulers" here
@@ -67,9 +75,9 @@ def _tau(a: Sequence[float], b: Sequence[float]) -> float:
     return float(kendalltau(a, b).statistic) if len(a) > 1 else math.nan
 
 
-def score(records: Sequence[dict], problem_of: Callable[[dict], Problem], model: CostModel | None = None) -> PointScore:
-    """The scores of one operating point and experiment (module docstring) from its run records."""
-    model = model or CostModel()
+def _calibrated(records: Sequence[dict], problem_of: Callable[[dict], Problem], model: CostModel):
+    """(problem, runs by placement, the model calibrated on even's runs, the problem on the
+    testbed's cluster) of one operating point and experiment."""
     points = {r["operating_point"]["name"] for r in records}
     experiments = {r["experiment"] for r in records}
     if len(points) != 1 or len(experiments) != 1:
@@ -83,6 +91,13 @@ def score(records: Sequence[dict], problem_of: Callable[[dict], Problem], model:
     calibrated = calibrate(problem, mean_run([run_from_record(r, problem) for r in by_scheduler[CALIBRATION]]), model)
     testbed = Problem.from_topology(problem.topology, scaled_cluster(problem.cluster, float(records[0]["cpu_budget"]),
                                                                       bandwidth_scaled=bool(records[0].get("bandwidth_scaled"))))
+    return problem, by_scheduler, calibrated, testbed
+
+
+def score(records: Sequence[dict], problem_of: Callable[[dict], Problem], model: CostModel | None = None) -> PointScore:
+    """The scores of one operating point and experiment (module docstring) from its run records."""
+    model = model or CostModel()
+    problem, by_scheduler, calibrated, testbed = _calibrated(records, problem_of, model)
     rows = []
     for name, runs in sorted(by_scheduler.items()):
         values = np.array([r["bolt_throughput"] for r in runs], dtype=float)
@@ -108,3 +123,61 @@ def score(records: Sequence[dict], problem_of: Callable[[dict], Problem], model:
 def passes(s: PointScore) -> bool:
     """The plan's three targets: error at most 15 %, tau at least 0.8, regret at most 5 %."""
     return s.error <= 0.15 and s.tau >= 0.8 and s.regret <= 0.05
+
+
+@dataclass(frozen=True)
+class LatencyRow:
+    scheduler: str
+    measured: float       # mean over its runs of each run's mean end-to-end latency, ms
+    spread: float         # max - min over its runs
+    runs: int
+    held_back: int        # runs whose spouts emitted under 90 % of what they asked
+    predicted: float      # calibrated, at the sources' rate, ms
+    uncalibrated: float   # the bundled model at the same offered load, on the testbed's cluster, ms
+
+
+@dataclass(frozen=True)
+class LatencyScore:
+    point: str
+    experiment: str
+    rows: tuple[LatencyRow, ...]
+    error: float
+    tau: float
+    pairs_apart: int
+    pairs_ordered: int
+    uncalibrated_error: float
+    uncalibrated_tau: float
+
+
+def score_latency(records: Sequence[dict], problem_of: Callable[[dict], Problem],
+                  model: CostModel | None = None) -> LatencyScore:
+    """The latency scores of one fixed-rate operating point and experiment (module docstring)."""
+    model = model or CostModel()
+
+    def at_the_rate(record: dict) -> Problem:   # the experiment with its spouts asking what the point asks
+        p = problem_of(record)
+        return Problem.from_topology(OperatingPoint.from_document(record["operating_point"]).sources(p.topology), p.cluster)
+    problem, by_scheduler, calibrated, testbed = _calibrated(records, at_the_rate, model)
+    offered = calibrated.run.offered_source_rate
+    rows = []
+    for name, runs in sorted(by_scheduler.items()):
+        values = np.array([r["latency_ms"]["mean"] for r in runs], dtype=float)
+        placement = run_from_record(runs[0], problem).placement
+        held = sum(1 for r in runs if offered is not None and r["source_rate"] < 0.9 * offered)
+        rows.append(LatencyRow(name, float(values.mean()), float(values.max() - values.min()), len(runs), held,
+                               calibrated.latency_at_rate_ms(placement),
+                               float(predict(testbed, placement, model, offered_scale=1.0).latency_ms)))
+    held_out = [r for r in rows if r.scheduler != CALIBRATION]
+
+    def median_error(values):
+        return float(np.median([abs(v - r.measured) / r.measured for v, r in zip(values, held_out)])) if held_out else math.nan
+    apart = ordered = 0
+    for i, a in enumerate(rows):
+        for b in rows[i + 1:]:
+            if abs(a.measured - b.measured) > 2 * max(a.spread, b.spread):
+                apart += 1
+                ordered += (a.predicted - b.predicted) * (a.measured - b.measured) > 0
+    return LatencyScore(records[0]["operating_point"]["name"], records[0]["experiment"], tuple(rows),
+                        median_error([r.predicted for r in held_out]), _tau([r.predicted for r in rows], [r.measured for r in rows]),
+                        apart, ordered, median_error([r.uncalibrated for r in held_out]),
+                        _tau([r.uncalibrated for r in rows], [r.measured for r in rows]))

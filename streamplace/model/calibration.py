@@ -44,10 +44,20 @@ The prediction is the smaller of the two bounds; its throughput is counted as ``
 ``throughput`` is: tuples executed per second by every task, spouts' emits included
 (``bolt_throughput`` without them).
 
+4. **Latency at the sources' own rate** (acking off, a run whose spouts emitted what they asked).
+   Every placement runs at the offered rate, so latency, not throughput, tells them apart. A
+   tuple's end-to-end latency (from its emit to the sink's execute, as the monitor counts it) is
+   :func:`~.performance.predict`'s at the offered load (scale 1): per hop the receiving task's
+   CPU work as an M/M/1 sojourn at its node's utilisation and the bytes over the link as one at
+   the receiving NIC's, with the hop's base delay taken from the operating point instead of the
+   bundled analytic constants: the receiving bolt's wake-up (:func:`bolt_wake_s`) on every hop,
+   plus the sending worker's transfer thread (``TRANSFER_WAIT_S``) between workers. What the run
+   measured beyond that for its own placement (``latency_residual``: the spouts' bursts, CPU-quota
+   stalls, the JVMs) is added to every placement's latency.
+
 Deliberate simplifications: the wake-up of a bolt is charged on every hop whatever its load (a
 busy bolt does not sleep); CPU-quota stalls enter only through the residual measured on the run's
-own placement; a fixed source rate below both bounds is not modelled here (the latency model of
-:func:`~.performance.predict` covers fixed rates).
+own placement.
 """
 
 from __future__ import annotations
@@ -120,6 +130,7 @@ class Prediction:
     bound: str                 # "cpu" or "flow control"
     round_trip_ms: float | None  # the tuple tree's round trip (acking on), else None
     cpu: Performance           # the CPU-bound model's figures on the calibrated topology
+    latency_ms: float | None = None  # mean end-to-end latency at the sources' own rate (item 4), else None
 
 
 def calibrated_topology(topology: Topology, run: MeasuredRun, model: CostModel) -> Topology:
@@ -187,6 +198,7 @@ class CalibratedModel:
     base: CostModel
     capacity_factor: float
     round_trip_residual_s: float
+    latency_residual_s: float = 0.0
 
     # -- the two bounds ------------------------------------------------------------------
     def _hop_s(self, same_worker: np.ndarray, same_node: np.ndarray, wire_bytes: float, bandwidth: np.ndarray,
@@ -238,8 +250,10 @@ class CalibratedModel:
                              f"{problem.topology.name} on {problem.cluster.name} (same tasks and nodes needed)")
         pred = self.predict(placement, latency=True)
         flow = pred.bound == "flow control"
+        latency = pred.round_trip_ms if pred.round_trip_ms is not None else \
+            pred.latency_ms if pred.latency_ms is not None else pred.cpu.latency_ms
         return {"throughput": pred.throughput, "bottleneck": "flow control" if flow else pred.cpu.bottleneck,
-                "latency_ms": pred.round_trip_ms if pred.round_trip_ms is not None else pred.cpu.latency_ms}
+                "latency_ms": latency}
 
     def describe(self) -> str:
         """One line: the operating point read from the run and what was calibrated on it."""
@@ -247,7 +261,10 @@ class CalibratedModel:
         flow = (f"{point.ackers} ackers, max spout pending {point.max_spout_pending}, spout sleep "
                 f"{point.sleep_s('spout') * 1e3:g} ms" if point.acking and point.max_spout_pending else
                 f"{point.ackers} ackers, no max spout pending" if point.acking else "acking off")
-        held = "" if run.held_back else "; its spouts emitted what they asked, so only the costs are calibrated"
+        held = "" if run.held_back else (
+            f"; its spouts emitted what they asked, so the costs are calibrated and the latency at that rate: "
+            f"{self.latency_residual_s * 1e3:+.3g} ms beyond the modelled hops" if self.at_offered_rate else
+            "; its spouts emitted what they asked, so only the costs are calibrated")
         return (f"{flow}; the run measured {run.throughput:,.0f} tuples/s; capacity factor {self.capacity_factor:.3g}, "
                 f"round trip beyond the modelled hops {self.round_trip_residual_s * 1e3:.3g} ms{held}")
 
@@ -281,8 +298,33 @@ class CalibratedModel:
             flow_scale = int(sources.sum()) * point.max_spout_pending / pending_time(round_trip, point) / unit_sources
             if flow_scale < scale:
                 scale, bound = flow_scale, "flow control"
+        at_rate = self.latency_at_rate_ms(placement) if latency and self.at_offered_rate else None
         return Prediction(throughput=float(scale * (unit_sources + unit_bolts)), bolt_throughput=float(scale * unit_bolts),
-                          bound=bound, round_trip_ms=None if round_trip is None else 1e3 * round_trip, cpu=perf)
+                          bound=bound, round_trip_ms=None if round_trip is None else 1e3 * round_trip, cpu=perf,
+                          latency_ms=at_rate)
+
+    @property
+    def at_offered_rate(self) -> bool:
+        """Whether the run ran at its sources' own rate with acking off (module docstring, item 4)."""
+        return not self.run.held_back and not self.run.point.acking
+
+    def latency_hops(self) -> CostModel:
+        """The cost model with the hops' base delays of this operating point (item 4): the
+        receiving bolt's wake-up, plus the transfer thread's wait between workers."""
+        wake = bolt_wake_s(self.run.point)
+        return dataclasses.replace(self.base, hop_ms_same_worker=1e3 * wake,
+                                   hop_ms_other_worker=1e3 * (wake + TRANSFER_WAIT_S),
+                                   hop_ms_other_node=1e3 * (wake + TRANSFER_WAIT_S))
+
+    def modelled_latency_s(self, placement: Placement) -> float:
+        """Mean end-to-end latency at the offered load without the residual (inf when the
+        placement cannot sustain the sources' rate)."""
+        perf = predict(self.problem, placement, self.latency_hops(), offered_scale=1.0)
+        return perf.latency_ms / 1e3 if perf.max_scale >= 1.0 else math.inf
+
+    def latency_at_rate_ms(self, placement: Placement) -> float:
+        """Mean end-to-end latency of ``placement`` at the sources' own rate (item 4), ms."""
+        return 1e3 * max(0.0, self.modelled_latency_s(placement) + self.latency_residual_s)
 
 
 def bolt_wake_s(point: OperatingPoint) -> float:
@@ -313,9 +355,11 @@ def calibrate(problem: Problem, run: MeasuredRun, model: CostModel | None = None
     model = with_fixed_costs(model, fixed_cpu_factor(calibrated, run, model))
     first = CalibratedModel(calibrated, run, model, 1.0, 0.0)
     point = run.point
-    factor, residual = 1.0, 0.0
-    if not run.held_back:   # the sources set the rate: the run says nothing of either bound
-        pass
+    factor, residual, latency_residual = 1.0, 0.0, 0.0
+    if not run.held_back:   # the sources set the rate: the run says nothing of either bound, but its latency
+        modelled = first.modelled_latency_s(run.placement)
+        if not point.acking and run.latency_ms is not None and math.isfinite(modelled):
+            latency_residual = run.latency_ms / 1e3 - modelled
     elif point.acking and point.max_spout_pending is not None:
         spouts = int(topo.source_task_mask.sum())
         if run.source_rate > 0:
@@ -328,7 +372,7 @@ def calibrate(problem: Problem, run: MeasuredRun, model: CostModel | None = None
         predicted = first.predict(run.placement).throughput
         if predicted > 0 and run.throughput > 0:
             factor = run.throughput / predicted
-    return CalibratedModel(calibrated, run, model, factor, residual)
+    return CalibratedModel(calibrated, run, model, factor, residual, latency_residual)
 
 
 def offered_spout_rate(topology: Topology) -> float:

@@ -63,6 +63,11 @@ CAMPAIGN_CONF: Mapping[str, Any] = MappingProxyType({
 #: tuples/s asked of every spout task when spouts are saturated: far above what 2 cores sustain,
 #: so back-pressure (or max spout pending) sets the rate
 SATURATED_RATE = 50_000.0
+#: tuples/s asked of every spout task at the fixed-rate points: on linear-io@1high+2low (8 spout
+#: tasks, three bolts of selectivity 1) 4,800 spout and 14,400 bolt tuples/s, an eighth of what
+#: the campaign's placements sustain saturated at 10ms-sleeps and a quarter of the weakest at
+#: storm-defaults (2026-11-27-operating-points): every placement runs at the sources' own rate
+FIXED_RATE = 600.0
 
 
 @dataclass(frozen=True)
@@ -169,6 +174,8 @@ OPERATING_POINTS: Mapping[str, OperatingPoint] = MappingProxyType({p.name: p for
     OperatingPoint("acking-msp50", CAMPAIGN_CONF, ackers=3, max_spout_pending=50, cpu_budget=1.5),
     OperatingPoint("cpu-1.0", CAMPAIGN_CONF, cpu_budget=1.0),
     OperatingPoint("bandwidth-scaled", CAMPAIGN_CONF, cpu_budget=1.5, bandwidth_scaled=True),
+    OperatingPoint("fixed-rate-10ms-sleeps", CAMPAIGN_CONF, source_rate=FIXED_RATE, cpu_budget=1.5),
+    OperatingPoint("fixed-rate-storm-defaults", {}, source_rate=FIXED_RATE, cpu_budget=1.5),
 )})
 
 

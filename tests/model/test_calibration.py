@@ -198,3 +198,66 @@ def test_a_fields_streams_shares_are_what_its_receivers_tasks_executed():
     assert streams[0].shares == pytest.approx((0.6, 0.3, 0.1))
     assert streams[1].shares is None and streams[2].shares is None
     assert key_shares(streams[0], 3).tolist() == pytest.approx([0.6, 0.3, 0.1])
+
+
+def rate_job():
+    """job() with its spouts asking for what the runs below emitted: 1,000 tuples/s."""
+    problem = job()
+    s, b = problem.topology.operators
+    return Problem.from_topology(Topology.build("t", [dataclasses.replace(s, source_rate=1000.0), b],
+                                                problem.topology.streams), problem.cluster)
+
+
+def rate_run(point, latency_ms=None, placement=ONE_WORKER):
+    return dataclasses.replace(run(point, placement), offered_source_rate=1000.0, latency_ms=latency_ms)
+
+
+def test_latency_at_the_sources_rate_by_hand():
+    """At 1,000 tuples/s b's CPU work per tuple is 4e-5 s (0.04 cores over 1,000 tuples/s) at a
+    utilisation under 2 % of 4 cores, so its M/M/1 sojourn is 0.04 ms to within a microsecond.
+    10-ms sleeps: the hop waits half a sleep for the idle bolt, 5 ms; all in one worker, 5.04 ms.
+    s[i] and b[i] on node i: the shuffle sends half the tuples across nodes, where they also wait
+    half of the transfer thread's 1-ms sleep: 5.04 + 0.25 ms (the wire's 106 bytes and the
+    deserialisation are about a microsecond). Storm's defaults: the bolt is still parking, one
+    parkNanos, 0.05 ms."""
+    sleeps = calibrate(rate_job(), rate_run(OPERATING_POINTS["10ms-sleeps"]))
+    assert sleeps.at_offered_rate and sleeps.latency_residual_s == 0.0   # the run measured no latency
+    assert sleeps.latency_at_rate_ms(ONE_WORKER) == pytest.approx(5.04, abs=0.002)
+    assert sleeps.latency_at_rate_ms(SPLIT) == pytest.approx(5.04 + 0.5 * TRANSFER_WAIT_S * 1e3, abs=0.005)
+    defaults = calibrate(rate_job(), rate_run(OPERATING_POINTS["storm-defaults"]))
+    assert defaults.latency_at_rate_ms(ONE_WORKER) == pytest.approx(PARK_S * 1e3 + 0.04, abs=0.002)
+
+
+def test_the_runs_latency_is_predicted_back_and_its_residual_carried_to_every_placement():
+    """Calibrated on a run that measured 12 ms in one worker: that placement is predicted at 12 ms,
+    and SPLIT at the modelled difference more (half the tuples wait for a transfer thread)."""
+    point = OPERATING_POINTS["10ms-sleeps"]
+    bare = calibrate(rate_job(), rate_run(point))
+    model = calibrate(rate_job(), rate_run(point, latency_ms=12.0))
+    assert model.latency_residual_s == pytest.approx(0.012 - bare.modelled_latency_s(ONE_WORKER))
+    assert model.predict(ONE_WORKER, latency=True).latency_ms == pytest.approx(12.0)
+    assert model.summary(rate_job(), SPLIT)["latency_ms"] == pytest.approx(
+        12.0 + bare.latency_at_rate_ms(SPLIT) - bare.latency_at_rate_ms(ONE_WORKER))
+    assert "latency at that rate: +6.96 ms beyond the modelled hops" in model.describe()
+
+
+def test_latency_at_a_rate_is_not_predicted_where_the_rate_is_not_the_sources():
+    """Held back (saturated, or by max spout pending), or with acking on (the round trip stands):
+    no latency at the sources' rate."""
+    saturated = calibrate(rate_job(), dataclasses.replace(rate_run(OPERATING_POINTS["10ms-sleeps"]), offered_source_rate=5000.0))
+    acking = calibrate(rate_job(), rate_run(ACKING, latency_ms=12.0))
+    for model in (saturated, acking):
+        assert not model.at_offered_rate and model.predict(ONE_WORKER, latency=True).latency_ms is None
+    assert acking.latency_residual_s == 0.0
+
+
+def test_a_rate_no_placement_sustains_has_no_finite_latency():
+    """Every task in one 4-core node at 1,000 times the rate the run's costs allow: the CPU
+    saturates, the M/M/1 sojourn is unbounded."""
+    problem = rate_job()
+    s, b = problem.topology.operators
+    fast = Problem.from_topology(Topology.build("t", [dataclasses.replace(s, source_rate=1e6), b], problem.topology.streams),
+                                 problem.cluster)
+    model = calibrate(fast, dataclasses.replace(run(OPERATING_POINTS["10ms-sleeps"]), offered_source_rate=1000.0,
+                                                source_rate=1000.0))
+    assert model.latency_at_rate_ms(ONE_WORKER) == float("inf")

@@ -1,0 +1,56 @@
+"""The campaign scores of the calibrated model (streamplace.fit.operating_points), on run records
+made by hand: latency at a fixed rate, calibrated on even's runs."""
+
+import numpy as np
+import pytest
+
+from streamplace.fit.operating_points import score_latency
+from streamplace.model import Cluster, Node, Operator, Placement, Problem, Stream, Topology
+from streamplace.model.calibration import TRANSFER_WAIT_S
+from streamplace.model.operating_point import OPERATING_POINTS, OperatingPoint
+
+POINT = OperatingPoint("fixed", OPERATING_POINTS["10ms-sleeps"].storm_conf, source_rate=500.0, cpu_budget=8.0)
+
+
+def problem():
+    """Two spout tasks asking 500 tuples/s each (the point's rate) and two sinks on two 4-core
+    nodes (the testbed's 8 cores: the cluster as specified)."""
+    topo = Topology.build("t", [Operator("s", 2, role="source", source_rate=1.0), Operator("b", 2, role="sink")],
+                          [Stream("s", "b")])
+    return Problem.from_topology(topo, Cluster.build("c", [Node("n0", 4, cores=4, slots=2), Node("n1", 4, cores=4, slots=2)]))
+
+
+def record(scheduler, placement, latency_ms, rep, source_rate=1000.0):
+    labels = ["s[0]", "s[1]", "b[0]", "b[1]"]
+    return {"experiment": "t@c", "scheduler": scheduler, "rep": rep, "job": f"{scheduler}-{rep}",
+            "operating_point": POINT.document(), "cpu_budget": 8.0, "bandwidth_scaled": False,
+            "placement": placement.to_mapping(labels, problem().cluster), "bolt_throughput": 1000.0,
+            "source_rate": source_rate, "latency_ms": {"mean": latency_ms},
+            "tasks": {lab: {"executed_per_s": 500.0, "cpu_cores": 0.01 if lab[0] == "s" else 0.02} for lab in labels},
+            "streams": {"s>b": {"tuples_per_s": 1000.0}}}
+
+
+ONE_WORKER = Placement(node=np.array([0, 0, 0, 0]), worker=np.array([0, 0, 0, 0]))
+SPLIT = Placement(node=np.array([0, 1, 0, 1]), worker=np.array([0, 0, 0, 0]))
+
+
+def test_latency_is_scored_against_even_calibrated_and_its_pairs_apart():
+    """even (one worker) measured 12.0 and 12.4 ms: it calibrates the model and is predicted at
+    their mean. SPLIT sends half its tuples across nodes, each waiting half of the transfer
+    thread's 1-ms sleep more: predicted 12.2 + 0.25 ms against 13.1 measured (error 5.0 %). The
+    two are 0.9 ms apart, beyond twice the larger spread (0.4 ms), and ordered alike."""
+    records = [record("even", ONE_WORKER, 12.0, 0), record("split", SPLIT, 13.0, 0),
+               record("even", ONE_WORKER, 12.4, 1), record("split", SPLIT, 13.2, 1)]
+    s = score_latency(records, lambda r: problem())
+    even, split = s.rows
+    assert (even.scheduler, even.runs, even.held_back) == ("even", 2, 0)
+    assert even.measured == pytest.approx(12.2) and even.predicted == pytest.approx(12.2)
+    assert split.predicted == pytest.approx(12.2 + 0.5 * TRANSFER_WAIT_S * 1e3, abs=0.005)
+    assert s.error == pytest.approx(abs(split.predicted - 13.1) / 13.1)
+    assert (s.pairs_apart, s.pairs_ordered) == (1, 1) and s.tau == pytest.approx(1.0)
+    assert s.point == "fixed" and np.isfinite(s.uncalibrated_error)
+
+
+def test_a_run_whose_spouts_fell_behind_is_counted():
+    records = [record("even", ONE_WORKER, 12.0, 0), record("split", SPLIT, 13.0, 0, source_rate=800.0)]
+    assert [r.held_back for r in score_latency(records, lambda r: problem()).rows] == [0, 1]
