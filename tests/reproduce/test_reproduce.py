@@ -61,6 +61,9 @@ def test_a_statement_is_scored_only_at_the_operating_point_the_paper_ran_it():
     checks = measured.checks("ischeduler", saturated)
     assert {c.verdict for c in checks} == {"not_run"} and len(checks) == 2
     assert checks[0].claim.endswith("[at 10ms-sleeps]") and "the paper ran it latency-bound" in checks[0].why
+    at_rate = [{**r, "operating_point": {"name": "fixed-rate-10ms-sleeps", "source_rate": 600.0}} for r in TESTBED_RUNS]
+    checks = measured.checks("ischeduler", at_rate)   # every placement emitted what it asked: no throughput claim
+    assert {c.verdict for c in checks} == {"not_run"} and "fixed-rate-10ms-sleeps is at-rate" in checks[0].why
 
 
 def _problem(rec):
