@@ -4,7 +4,9 @@ for every runs.jsonl given (a campaign of benchmarks/storm_testbed.py at a fixed
 runs, spread, runs, runs whose spouts fell behind) beside the model calibrated on even's runs and
 the bundled uncalibrated model at the same offered load; then the median error over the other
 placements, Kendall's tau-b and the pairs measured apart beyond noise that the prediction orders
-the same way. The analysis and its rules: benchmarks/results/PLAN-fixed-rate-latency.md.
+the same way, and the error of the constant guess "every placement has even's latency". The
+analysis and its rules: benchmarks/results/PLAN-fixed-rate-latency.md (the constant guess was
+added after the campaign, by a review: it is reported, not a rule).
 
     .venv/bin/python benchmarks/fixed_rate_latency.py benchmarks/results/2026-11-28-fixed-rate-latency/*.jsonl
 """
@@ -18,10 +20,6 @@ from pathlib import Path
 from streamplace.fit import runs as fit_runs
 from streamplace.fit.operating_points import score_latency
 from streamplace.reproduce.measured import load_runs
-
-#: the plan's target: median absolute error of the predicted mean latency over the placements
-#: other than even (the calibration), as for throughput (PLAN-operating-points.md)
-MAX_ERROR = 0.15
 
 
 def main() -> int:
@@ -41,12 +39,11 @@ def main() -> int:
                 print(f"{r.scheduler:22} {r.measured:9.2f} {r.spread:7.2f} {r.runs:2d} {r.held_back:6d} {r.predicted:10.2f} "
                       f"{r.uncalibrated:8.2f}")
     print(f"\n{'operating point':26} {'experiment':24} {'error':>7} {'tau':>6} {'apart, ordered':>15} {'pass':>5}  "
-          f"{'bundled error':>13} {'bundled tau':>11}  runs behind")
+          f"{'bundled error':>13} {'bundled tau':>11} {'constant error':>14}  runs behind")
     for s in table:
-        behind = sum(r.held_back for r in s.rows)
-        ok = s.error <= MAX_ERROR and behind == 0
         print(f"{s.point:26} {s.experiment:24} {s.error:7.1%} {s.tau:+6.2f} {f'{s.pairs_apart}, {s.pairs_ordered}':>15} "
-              f"{'yes' if ok else 'no':>5}  {s.uncalibrated_error:13.1%} {s.uncalibrated_tau:+11.2f}  {behind}")
+              f"{'yes' if s.passes else 'no':>5}  {s.uncalibrated_error:13.1%} {s.uncalibrated_tau:+11.2f} "
+              f"{s.constant_error:14.1%}  {sum(r.held_back for r in s.rows)}")
     return 0
 
 

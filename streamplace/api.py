@@ -114,7 +114,7 @@ def schedule(job: Problem | JobFiles, scheduler: str, params: dict[str, Any] | N
              time_limit: float | None = None, profiling: Any = None) -> ScheduleResult:
     """Run the registered ``scheduler`` on the job (parameters as :func:`make_scheduler` takes
     them). :func:`run_scheduler` also gives the record ``streamplace schedule`` prints."""
-    return make_scheduler(scheduler, params, seed=seed, time_limit=time_limit, profiling=profiling).schedule(_resolved(job)[0])
+    return make_scheduler(scheduler, params, seed=seed, time_limit=time_limit, profiling=profiling).schedule(_problem(job))
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,8 @@ class JobFiles:
     """A job as the files a command names: the ``topology`` and ``cluster`` specs, and optionally
     a ``profile`` directory (its measured rates become the task graph's weights), a ``cost_model``
     file and a run to ``calibrate`` the predictions on (:func:`calibrate`). Every use case that
-    takes a :class:`Problem` takes one of these instead, and then predicts with its model.
+    takes a :class:`Problem` takes one of these instead; those that predict do so with its model
+    (the others read the topology and cluster only).
 
     >>> sp.compare(sp.JobFiles("t.yaml", "c.yaml", calibrate="out/run-even"), ["even", "lns"]).verdict  # doctest: +SKIP
     """
@@ -152,6 +153,11 @@ class JobFiles:
 
 
 Job = Problem | JobFiles
+
+
+def _problem(job: Job) -> Problem:
+    """The job's problem (a :class:`JobFiles`' loaded; its predictor is not built)."""
+    return job.problem if isinstance(job, JobFiles) else job
 
 
 def _resolved(job: Job, model: Predictor | None = None,
@@ -196,7 +202,7 @@ def compare(job: Job, schedulers: Sequence[str] | None = None, params: dict[str,
 def diff_files(first: str | os.PathLike, second: str | os.PathLike, job: Job | None = None) -> PlanDiff:
     """What changes from placement file ``first`` to ``second`` (:func:`streamplace.evaluate.diff.diff_files`);
     with the job the traffic change comes from its task graph."""
-    return _diff_files(first, second, _resolved(job)[0] if job is not None else None)
+    return _diff_files(first, second, _problem(job) if job is not None else None)
 
 
 def calibrate(problem: Problem, run: str | os.PathLike, *, cost_model: CostModel | None = None) -> CalibratedModel:
@@ -234,7 +240,7 @@ def run_autopilot(job: Job, monitor: str | os.PathLike, plan_dir: str | os.PathL
     >>> sp.run_autopilot(problem, "monitor/", "plans/", current="even.json", periods=1)    # doctest: +SKIP
     """
     from .autopilot.loop import Autopilot, Settings, run
-    problem = _resolved(job)[0]
+    problem = _problem(job)
     from .autopilot.policy import POLICIES
     from .model.operating_point import OperatingPoint, named
     if policy not in POLICIES:
@@ -295,7 +301,7 @@ def evaluate_placement(job: Job, placement: Placement | str | os.PathLike, *,
 class Exported:
     document: dict                 # the file written (storm-plan: the plan)
     containers: dict[int, str]     # heron: container number -> node (empty for the others)
-    written: Path | None = None    # where it was written (storm-plan: DIR/<topology>.json)
+    written: str | os.PathLike | None = None   # where it was written, as given (storm-plan: DIR/<topology>.json)
 
 
 EXPORT_TARGETS = ("storm-plan", "heron", "flink")
@@ -315,7 +321,7 @@ def export_placement(placement: str | os.PathLike, to: str, job: Job | None = No
     from .export import flink_job_hints, heron_container_nodes, heron_packing_plan, read_targets
     if to not in EXPORT_TARGETS:
         raise InputError(f"--to: expected one of {', '.join(EXPORT_TARGETS)}, got {quote(to)}")
-    problem = _resolved(job)[0] if job is not None else None
+    problem = _problem(job) if job is not None else None
     if to == "storm-plan":
         if problem is None:
             raise InputError("--to storm-plan needs --topology and --cluster (the plan is checked against them)")
@@ -339,7 +345,7 @@ def export_placement(placement: str | os.PathLike, to: str, job: Job | None = No
     if output is None:
         return exported
     write_document(exported.document, output)
-    return dataclasses.replace(exported, written=Path(output))
+    return dataclasses.replace(exported, written=output)
 
 
 @dataclass(frozen=True)
@@ -372,8 +378,8 @@ def storm_settings(operating_point: str | None = None, **settings):
         except ValueError as exc:
             raise InputError(f"--operating-point: {exc}") from None
         if settings.get("mode", "embedded") != "cluster":
-            raise InputError("--operating-point goes with --mode cluster: its spouts are saturated, and embedded Storm "
-                             "halts when back-pressure crosses its in-process workers")
+            raise InputError("--operating-point goes with --mode cluster: a point is a testbed's (its CPU budget and "
+                             "links), and embedded Storm halts when back-pressure crosses its in-process workers")
         if settings.get("ackers"):
             raise InputError(f"--ackers: set by --operating-point {operating_point} ({point.ackers}); leave one out")
         point = point.overridden(conf, testbed.get("cpu_budget"))   # what the run really runs at, recorded so
@@ -407,7 +413,7 @@ def storm_run(job: Job, out_dir: str | os.PathLike, settings=None, *, plan: str 
     settings = settings if settings is not None else storm_settings()
     if settings.storm_scheduler != "even" and (plan is not None or scheduler is not None):
         raise InputError("--storm-scheduler goes with --storm-default (a plan's job is placed by the plan)")
-    problem = _resolved(job)[0]
+    problem = _problem(job)
     problem, placement, source = plan_for_run(problem, plan, scheduler, params, seed=seed, time_limit=time_limit,
                                               profiling=profiling, on_note=on_note)
     beside = _beside(problem, placement, settings, autopilot) if autopilot is not None else None

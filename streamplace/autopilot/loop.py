@@ -47,7 +47,7 @@ from ..evaluate.scheduled import reschedule, schedule
 from ..interrupt import in_child
 from ..files import atomic_write_text, dumps_json, parse_document, quote
 from ..model import Placement, Problem
-from ..model.calibration import MeasuredRun, calibrate, offered_spout_rate, rate_maps
+from ..model.calibration import MeasuredRun, calibrate, offered_rate, rate_maps
 from ..model.graph import TaskGraph
 from ..model.operating_point import OperatingPoint
 from ..model.specs import placement_from_dict
@@ -221,7 +221,7 @@ class Autopilot:
         run = MeasuredRun(s.point, self.current, bolts, spouts,
                           *rate_maps(rates),
                           cpu_budget=s.point.cpu_budget,
-                          offered_source_rate=None if s.point.name != "measured" else offered_spout_rate(topo))
+                          offered_source_rate=offered_rate(s.point, topo))
         model = calibrate(problem, run)
         candidate, why_not = in_child(_candidate, problem, self.current, model, s, self.policy.from_scratch)
         if candidate is None:

@@ -62,7 +62,7 @@ def storm():
 @click.option("--cpu-budget", type=FiniteFloat(min=0.05, max=4096), default=None,
               help="Cores shared by all testbed nodes, in proportion to their `cores` (default: this machine's cores - 0.5).")
 @click.option("--operating-point", "operating_point", type=click.Choice(list(sp.OPERATING_POINTS)), default=None,
-              help="Run at a named operating point (docs/performance-model.md): its sources (saturated), ackers and max "
+              help="Run at a named operating point (docs/performance-model.md): its sources (saturated, or its fixed rate), ackers and max "
                    "spout pending, Storm settings (--storm-conf over them), CPU budget (unless --cpu-budget) and links. "
                    "Default: the topology's own rates and the options given.")
 @click.option("--monitor-via", "monitor_via", type=click.Choice(["files", "metrics"]), default="files", show_default=True,

@@ -240,8 +240,10 @@ class CalibratedModel:
 
     def summary(self, problem: Problem, placement: Placement) -> dict:
         """``throughput``, ``bottleneck`` (a node's resource, or ``flow control``) and
-        ``latency_ms`` (the tuple tree's round trip with acking on, for every placement alike, else
-        the CPU model's latency)
+        ``latency_ms`` (the tuple tree's round trip with acking on, for every placement alike; the
+        mean latency at the run's rate when the run's spouts emitted what they asked (item 4: the
+        throughput beside it is still the placement's sustainable one); else the CPU model's
+        latency at ``latency_load``)
         of ``placement`` of ``problem``, which must be the job the model was calibrated on
         (:class:`~streamplace.model.performance.Predictor`)."""
         mine = self.problem
@@ -263,7 +265,10 @@ class CalibratedModel:
                 f"{point.ackers} ackers, no max spout pending" if point.acking else "acking off")
         held = "" if run.held_back else (
             f"; its spouts emitted what they asked, so the costs are calibrated and the latency at that rate: "
-            f"{self.latency_residual_s * 1e3:+.3g} ms beyond the modelled hops" if self.at_offered_rate else
+            f"{self.latency_residual_s * 1e3:+.3g} ms beyond the modelled hops"
+            if self.at_offered_rate and run.latency_ms is not None else
+            "; its spouts emitted what they asked, so only the costs are calibrated (and the latency at that rate "
+            "from the modelled hops alone: the run measured none)" if self.at_offered_rate else
             "; its spouts emitted what they asked, so only the costs are calibrated")
         return (f"{flow}; the run measured {run.throughput:,.0f} tuples/s; capacity factor {self.capacity_factor:.3g}, "
                 f"round trip beyond the modelled hops {self.round_trip_residual_s * 1e3:.3g} ms{held}")
@@ -316,14 +321,26 @@ class CalibratedModel:
                                    hop_ms_other_worker=1e3 * (wake + TRANSFER_WAIT_S),
                                    hop_ms_other_node=1e3 * (wake + TRANSFER_WAIT_S))
 
+    @property
+    def run_scale(self) -> float:
+        """The spout rate the run asked for (else, saturated, what it emitted) as a multiple of
+        the calibrated topology's unit load: the load its latency refers to, whatever rates the
+        topology file gives."""
+        unit = offered_spout_rate(self.problem.topology)
+        rate = self.run.offered_source_rate if self.run.offered_source_rate is not None else self.run.source_rate
+        return rate / unit if unit > 0 else 1.0
+
     def modelled_latency_s(self, placement: Placement) -> float:
-        """Mean end-to-end latency at the offered load without the residual (inf when the
-        placement cannot sustain the sources' rate)."""
-        perf = predict(self.problem, placement, self.latency_hops(), offered_scale=1.0)
-        return perf.latency_ms / 1e3 if perf.max_scale >= 1.0 else math.inf
+        """Mean end-to-end latency at the run's spout rate without the residual (inf when the
+        placement cannot sustain that rate)."""
+        scale = self.run_scale
+        perf = predict(self.problem, placement, self.latency_hops(), offered_scale=scale)
+        return perf.latency_ms / 1e3 if perf.max_scale >= scale else math.inf
 
     def latency_at_rate_ms(self, placement: Placement) -> float:
-        """Mean end-to-end latency of ``placement`` at the sources' own rate (item 4), ms."""
+        """Mean end-to-end latency of ``placement`` at the run's rate (item 4), ms. The residual
+        may be negative (a run measured below its modelled hops: a bolt that is busy does not
+        sleep); a prediction never goes below 0."""
         return 1e3 * max(0.0, self.modelled_latency_s(placement) + self.latency_residual_s)
 
 
@@ -357,8 +374,11 @@ def calibrate(problem: Problem, run: MeasuredRun, model: CostModel | None = None
     point = run.point
     factor, residual, latency_residual = 1.0, 0.0, 0.0
     if not run.held_back:   # the sources set the rate: the run says nothing of either bound, but its latency
-        modelled = first.modelled_latency_s(run.placement)
-        if not point.acking and run.latency_ms is not None and math.isfinite(modelled):
+        if first.at_offered_rate and run.latency_ms is not None:
+            modelled = first.modelled_latency_s(run.placement)
+            if not math.isfinite(modelled):
+                raise ValueError(f"the run emitted {run.source_rate:,.0f} spout tuples/s, more than the model lets its "
+                                 "own placement sustain: its latency cannot be calibrated")
             latency_residual = run.latency_ms / 1e3 - modelled
     elif point.acking and point.max_spout_pending is not None:
         spouts = int(topo.source_task_mask.sum())
@@ -379,6 +399,15 @@ def offered_spout_rate(topology: Topology) -> float:
     """Spout tuples/s the topology's own rates ask for: each source reads ``source_rate`` records
     and emits ``selectivity`` tuples per record (what a spout's executed count is in the monitor)."""
     return float(sum((op.source_rate or 0.0) * op.selectivity for op in topology.operators if op.role == "source"))
+
+
+def offered_rate(point: OperatingPoint, topology: Topology) -> float | None:
+    """Spout tuples/s a run at ``point`` asked for (:attr:`MeasuredRun.offered_source_rate`): a
+    named point's rate per spout task times the spout tasks (None: saturated); at no named point
+    (``measured``, a user's own job), the topology's own rates."""
+    if point.name == "measured":
+        return offered_spout_rate(topology)
+    return None if point.source_rate is None else point.source_rate * int(topology.source_task_mask.sum())
 
 
 def fixed_cpu_factor(problem: Problem, run: MeasuredRun, model: CostModel) -> float:
@@ -427,7 +456,7 @@ def run_from_record(record: Mapping, problem: Problem) -> MeasuredRun:
     placement = placement_from_dict({"placement": record["placement"]}, problem.topology, problem.cluster,
                                     f"{record.get('job', 'run')}.placement")
     tasks, streams = rate_maps(record)
-    offered = None if point.source_rate is None else point.source_rate * int(problem.topology.source_task_mask.sum())
+    offered = offered_rate(point, problem.topology)
     node_cores = {node: float(cpu["cores"]) for node, cpu in (record.get("node_cpu") or {}).items()}
     return MeasuredRun(point, placement, float(record["bolt_throughput"]), float(record["source_rate"]), tasks, streams,
                        (record.get("latency_ms") or {}).get("mean"), float(record["cpu_budget"]), offered, node_cores)

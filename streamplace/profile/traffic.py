@@ -41,6 +41,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from ..files import quote
+from ..model.errors import InputError
 from ..model import Placement, Stream, Topology
 from ..workloads.applications import OperatorLogic, write_records
 from . import LOAD_COLUMNS, TRAFFIC_COLUMNS, InputFile
@@ -256,7 +257,10 @@ def read_application_records(spark: SparkSession, inp: InputFile) -> DataFrame:
 
 def monitoring_paths(out_dir: str | os.PathLike, fmt: str = "parquet") -> tuple[Path, Path]:
     """Where :func:`write_monitoring` writes: ``traffic.<ext>`` and ``load.<ext>`` in ``out_dir``."""
-    ext = {"parquet": ".parquet", "csv": ".csv", "jsonl": ".jsonl"}[fmt]
+    exts = {"parquet": ".parquet", "csv": ".csv", "jsonl": ".jsonl"}
+    if fmt not in exts:
+        raise InputError(f"--format: expected one of {', '.join(exts)}, got {quote(fmt)}")
+    ext = exts[fmt]
     return Path(out_dir) / f"traffic{ext}", Path(out_dir) / f"load{ext}"
 
 

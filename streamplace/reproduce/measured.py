@@ -8,8 +8,8 @@ bolt throughput (tuples executed per second by non-source tasks, the papers' mea
 (:mod:`.testbed`). Each statement is scored per operating point of the runs (``operating_point``
 of the records), and only at points of the regime the paper ran the experiment in
 (:data:`PAPER_REGIME`: I/O-intensive and applications latency-bound, with acking and max spout
-pending; CPU-intensive saturated); the claim names its point, and a statement measured only in
-the other regime is not run, saying so. Each statement's ``why`` carries the measured means,
+pending; CPU-intensive saturated; :func:`regime`); the claim names its point, and a statement
+measured only in another regime (``at-rate`` included) is not run, saying so. Each statement's ``why`` carries the measured means,
 spread and run counts.
 """
 

@@ -26,7 +26,7 @@ import pandas as pd
 
 from ..files import check_total_size, quote, read_document
 from ..model import Problem
-from ..model.calibration import MeasuredRun, offered_spout_rate, rate_maps
+from ..model.calibration import MeasuredRun, offered_rate, rate_maps
 from ..model.operating_point import OperatingPoint
 from ..model.specs import SpecError, placement_from_dict
 from . import records
@@ -112,12 +112,11 @@ def read_run(path: str | os.PathLike, problem: Problem) -> MeasuredRun:
                 raise ValueError(f"topology.{kind}.wait.progressive.level3.sleep.millis must be >= 0")
     except (ValueError, TypeError) as exc:
         raise SpecError(doc_path, "topology_conf", str(exc)) from None
-    # what the spouts asked for: a named point's rate (None: saturated), else the topology's own
-    if named.get("name", "measured") != "measured":
-        rate = named.get("source_rate")
-        offered = None if rate is None else float(rate) * int(topo.source_task_mask.sum())
-    else:
-        offered = offered_spout_rate(topo)
+    try:   # what the spouts asked for: a named point's rate (None: saturated), else the topology's own
+        asked = dataclasses.replace(point, name=str(named.get("name", "measured")), source_rate=named.get("source_rate"))
+    except (ValueError, TypeError) as exc:
+        raise SpecError(doc_path, "operating_point", str(exc)) from None
+    offered = offered_rate(asked, topo)
     tasks, streams = rate_maps(rates)
     latency = (doc.get("latency_ms") or {}).get("mean") if isinstance(doc.get("latency_ms"), dict) else None
     node_cores = {node: float(cpu["cores"]) for node, cpu in (doc.get("measured_node_cpu") or {}).items()

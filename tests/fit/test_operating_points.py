@@ -48,7 +48,15 @@ def test_latency_is_scored_against_even_calibrated_and_its_pairs_apart():
     assert split.predicted == pytest.approx(12.2 + 0.5 * TRANSFER_WAIT_S * 1e3, abs=0.005)
     assert s.error == pytest.approx(abs(split.predicted - 13.1) / 13.1)
     assert (s.pairs_apart, s.pairs_ordered) == (1, 1) and s.tau == pytest.approx(1.0)
-    assert s.point == "fixed" and np.isfinite(s.uncalibrated_error)
+    assert s.point == "fixed" and s.passes
+    assert s.constant_error == pytest.approx((13.1 - 12.2) / 13.1)   # every placement guessed at even's 12.2 ms
+
+
+def test_a_campaign_not_at_a_fixed_rate_is_not_scored_for_latency():
+    saturated = OperatingPoint("saturated", POINT.storm_conf, cpu_budget=8.0).document()
+    records = [{**record("even", ONE_WORKER, 12.0, 0), "operating_point": saturated}]
+    with pytest.raises(ValueError, match="no latency at a fixed rate to score"):
+        score_latency(records, lambda r: problem())
 
 
 def test_a_run_whose_spouts_fell_behind_is_counted():
