@@ -212,7 +212,11 @@ def calibrate(problem: Problem, run: str | os.PathLike, *, cost_model: CostModel
     point the run had (acking, max spout pending, wait strategies, CPU budget)."""
     from .model.calibration import calibrate as calibrated
     from .storm.measured_run import read_run
-    return calibrated(problem, read_run(run, problem), cost_model)
+    measured = read_run(run, problem)   # its own errors name the file and field
+    try:
+        return calibrated(problem, measured, cost_model)
+    except ValueError as exc:   # a run the model cannot be calibrated on
+        raise InputError(f"--calibrate {run}: {exc}") from None
 
 
 def predictor(problem: Problem, *, cost_model: CostModel | None = None,

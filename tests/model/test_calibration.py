@@ -277,3 +277,17 @@ def test_a_placement_that_cannot_sustain_the_runs_rate_has_no_finite_latency():
     assert np.isfinite(model.latency_at_rate_ms(ONE_WORKER)) and model.latency_at_rate_ms(on_small) == float("inf")
     with pytest.raises(ValueError, match="its latency cannot be calibrated"):
         calibrate(problem, dataclasses.replace(heavy, placement=on_small, latency_ms=20.0))
+
+
+def test_a_run_the_model_cannot_calibrate_on_is_one_input_error(tmp_path, monkeypatch):
+    """Through the library's calibrate (what --calibrate calls): the refusal names the run."""
+    import streamplace as sp
+    from streamplace.storm import measured_run
+    topo = rate_job().topology
+    problem = Problem.from_topology(topo, Cluster.build("c", [Node("big", 4, cores=4, slots=2), Node("small", 4, cores=1, slots=2)]))
+    on_small = Placement(node=np.array([1, 1, 1, 1]), worker=np.zeros(4, int))
+    heavy = dataclasses.replace(run(OPERATING_POINTS["10ms-sleeps"], on_small, cpu=(0.01, 0.01, 0.6, 0.6)),
+                                offered_source_rate=1000.0, latency_ms=20.0)
+    monkeypatch.setattr(measured_run, "read_run", lambda path, prob: heavy)
+    with pytest.raises(sp.InputError, match=f"--calibrate {tmp_path}: the run emitted 1,000 spout tuples/s"):
+        sp.calibrate(problem, tmp_path)
