@@ -291,3 +291,13 @@ def test_a_run_the_model_cannot_calibrate_on_is_one_input_error(tmp_path, monkey
     monkeypatch.setattr(measured_run, "read_run", lambda path, prob: heavy)
     with pytest.raises(sp.InputError, match=f"--calibrate {tmp_path}: the run emitted 1,000 spout tuples/s"):
         sp.calibrate(problem, tmp_path)
+
+
+def test_what_a_run_asked_of_its_spouts():
+    """A named saturated point asked nothing finite (None); a named fixed-rate point its rate per
+    spout task times the 2 spout tasks; a user's own job ("measured") its topology's rates."""
+    from streamplace.model.calibration import offered_rate
+    topo = rate_job().topology   # spouts: 1,000 tuples/s in all
+    assert offered_rate(OPERATING_POINTS["10ms-sleeps"], topo) is None
+    assert offered_rate(OPERATING_POINTS["fixed-rate-10ms-sleeps"], topo) == 2 * 600.0
+    assert offered_rate(OperatingPoint("measured"), topo) == 1000.0
