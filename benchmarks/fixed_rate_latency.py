@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from streamplace.fit import runs as fit_runs
-from streamplace.fit.operating_points import score_latency
+from streamplace.fit.operating_points import per_experiment, score_latency
 from streamplace.reproduce.measured import load_runs
 
 
@@ -29,9 +29,7 @@ def main() -> int:
     problem_of = fit_runs.run_problems()
     table = []
     for path in args.runs:
-        records = load_runs(path)
-        for experiment in sorted({r["experiment"] for r in records}):
-            s = score_latency([r for r in records if r["experiment"] == experiment], problem_of)
+        for s in per_experiment(load_runs(path), score_latency, problem_of):
             table.append(s)
             print(f"\n== {s.point} / {s.experiment}: mean end-to-end latency, ms")
             print(f"{'placement':22} {'measured':>9} {'spread':>7} {'n':>2} {'behind':>6} {'calibrated':>10} {'bundled':>8}")

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from streamplace.fit import runs as fit_runs
-from streamplace.fit.operating_points import passes, score
+from streamplace.fit.operating_points import passes, per_experiment, score
 from streamplace.reproduce.measured import load_runs
 
 #: held out of every fit by the analysis plan (benchmarks/results/PLAN-operating-points.md)
@@ -29,9 +29,7 @@ def main() -> int:
     problem_of = fit_runs.run_problems()
     table = []
     for path in args.runs:
-        records = load_runs(path)
-        for experiment in sorted({r["experiment"] for r in records}):
-            s = score([r for r in records if r["experiment"] == experiment], problem_of)
+        for s in per_experiment(load_runs(path), score, problem_of):
             table.append(s)
             print(f"\n== {s.point} / {s.experiment}{'  (held out of every fit)' if s.point in HELD_OUT else ''}")
             print(f"{'placement':22} {'measured':>10} {'spread':>8} {'n':>2} {'calibrated':>11} {'bound':>13} {'bundled':>10}")

@@ -244,9 +244,9 @@ def run_autopilot(job: Job, monitor: str | os.PathLike, plan_dir: str | os.PathL
     >>> sp.run_autopilot(problem, "monitor/", "plans/", current="even.json", periods=1)    # doctest: +SKIP
     """
     from .autopilot.loop import Autopilot, Settings, run
-    problem = _problem(job)
     from .autopilot.policy import POLICIES
     from .model.operating_point import OperatingPoint, named
+    problem = _problem(job)
     if policy not in POLICIES:
         raise InputError(f"--policy: expected one of {', '.join(POLICIES)}, got {quote(policy)}")
     chosen = POLICIES[policy].from_options(min_gain=min_gain, confirm=confirm, cooldown_s=cooldown_s)

@@ -129,6 +129,16 @@ def score(records: Sequence[dict], problem_of: Callable[[dict], Problem], model:
                       _tau([r.uncalibrated for r in rows], [r.measured for r in rows]))
 
 
+def per_experiment(records: Sequence[dict], scorer: Callable = score,
+                   problem_of: Callable[[dict], Problem] | None = None) -> list:
+    """``scorer`` (:func:`score` or :func:`score_latency`) on the records of each experiment of one
+    campaign file, in the experiments' order; ``problem_of`` default: :func:`~.runs.run_problems`."""
+    from .runs import run_problems
+    problem_of = problem_of or run_problems()
+    return [scorer([r for r in records if r["experiment"] == experiment], problem_of)
+            for experiment in sorted({r["experiment"] for r in records})]
+
+
 def passes(s: PointScore) -> bool:
     """The plan's three targets: error at most 15 %, tau at least 0.8, regret at most 5 %."""
     return s.error <= TARGET_ERROR and s.tau >= 0.8 and s.regret <= 0.05
@@ -179,8 +189,9 @@ def score_latency(records: Sequence[dict], problem_of: Callable[[dict], Problem]
     rows = []
     for name, runs in sorted(by_scheduler.items()):
         values = np.array([r["latency_ms"]["mean"] for r in runs], dtype=float)
-        placement = run_from_record(runs[0], problem).placement
-        held = sum(1 for r in runs if run_from_record(r, problem).held_back)
+        measured = [run_from_record(r, problem) for r in runs]
+        placement = measured[0].placement
+        held = sum(m.held_back for m in measured)
         rows.append(LatencyRow(name, float(values.mean()), float(values.max() - values.min()), len(runs), held,
                                calibrated.latency_at_rate_ms(placement),
                                float(predict(testbed, placement, model, offered_scale=1.0).latency_ms)))

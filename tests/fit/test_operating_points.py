@@ -62,3 +62,14 @@ def test_a_campaign_not_at_a_fixed_rate_is_not_scored_for_latency():
 def test_a_run_whose_spouts_fell_behind_is_counted():
     records = [record("even", ONE_WORKER, 12.0, 0), record("split", SPLIT, 13.0, 0, source_rate=800.0)]
     assert [r.held_back for r in score_latency(records, lambda r: problem()).rows] == [0, 1]
+
+
+def test_each_experiment_of_a_campaign_file_is_scored_on_its_own_runs():
+    from streamplace.fit.operating_points import per_experiment
+    def of(experiment, rec):
+        return {**rec, "experiment": experiment}
+    records = [of("b@c", record("even", ONE_WORKER, 30.0, 0)), of("a@c", record("even", ONE_WORKER, 12.0, 0)),
+               of("a@c", record("split", SPLIT, 13.0, 0)), of("b@c", record("split", SPLIT, 31.0, 0))]
+    a, b = per_experiment(records, score_latency, lambda r: problem())
+    assert (a.experiment, b.experiment) == ("a@c", "b@c")
+    assert [r.measured for r in a.rows] == [12.0, 13.0] and [r.measured for r in b.rows] == [30.0, 31.0]
