@@ -40,6 +40,19 @@ running job has), at its own operating point (:class:`~.operating_point.Operatin
    placement's round trip. A run whose spouts emitted what they asked (a fixed rate below both
    bounds) calibrates the costs only.
 
+   **The messages' CPU with acking.** With few tuple trees in flight Storm's transfer thread and
+   Netty send each message nearly alone, and the ack path adds a message per tuple executed (the
+   spout's ``ack_init``, each bolt's ack, the acker's ack back): on the campaign's acking runs the
+   nodes spent 17-37 % of their cores in executor threads (51-74 % without acking), and what the
+   rest used followed the messages crossing a worker boundary at the node
+   (``benchmarks/acking_cpu.py``; 2026-11-28, HISTORY.md). So a run with acking that measured its
+   nodes' and executors' CPU gives a cost per message per end (:func:`message_cpu_s`: the cores
+   outside executor threads, less the fixed costs the model has there, over those messages,
+   :func:`crossing_messages`), which every placement's CPU bound then pays on its own messages
+   (its fixed costs are not rescaled by :func:`fixed_cpu_factor`: that CPU is the messages').
+   When the run's own placement is CPU-bound so, the run measured that bound and sets
+   ``capacity_factor``; otherwise the flow-control bound is calibrated as above.
+
 The prediction is the smaller of the two bounds; its throughput is counted as ``run.json``'s
 ``throughput`` is: tuples executed per second by every task, spouts' emits included
 (``bolt_throughput`` without them).
@@ -57,7 +70,9 @@ The prediction is the smaller of the two bounds; its throughput is counted as ``
 
 Deliberate simplifications: the wake-up of a bolt is charged on every hop whatever its load (a
 busy bolt does not sleep); CPU-quota stalls enter only through the residual measured on the run's
-own placement.
+own placement; the cost per message is one number per run, although messages batch better as more
+trees are in flight (about 5-8 us at max spout pending 50 against 12-23 us at 10 on the campaign's
+nodes), so it holds at the run's own max spout pending.
 """
 
 from __future__ import annotations
@@ -71,7 +86,8 @@ import numpy as np
 
 from .cluster import Cluster, scaled_cluster
 from .operating_point import OperatingPoint
-from .performance import CostModel, Performance, predict, routed_flows, path_latency
+from .performance import (CostModel, Performance, path_latency, predict, routed_flows, sustainable_scale,
+                          worker_connections)
 from .placement import Placement
 from .problem import Problem
 from .topology import Topology
@@ -108,6 +124,8 @@ class MeasuredRun:
     offered_source_rate: float | None = None
     #: cores each node used over the run (a testbed's cgroups; empty: not measured)
     node_cores: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    #: cores the executor threads of each node used (empty: not measured)
+    node_executor_cores: Mapping[str, float] = dataclasses.field(default_factory=dict)
 
     @property
     def throughput(self) -> float:
@@ -179,7 +197,7 @@ def testbed_cluster(cluster: Cluster, cpu_budget: float | None, bandwidth_scaled
     return scaled_cluster(cluster, cpu_budget, bandwidth_scaled=bandwidth_scaled)
 
 
-def _ack_slots(placement: Placement, cluster: Cluster, ackers: int) -> np.ndarray:
+def ack_slots(placement: Placement, cluster: Cluster, ackers: int) -> np.ndarray:
     """Global worker ids holding the ackers: round-robin over the placement's workers in
     (node name, worker) order, as the plugin places them (``PlanAssignment``)."""
     slots = np.unique(placement.slot_ids(cluster))
@@ -187,6 +205,31 @@ def _ack_slots(placement: Placement, cluster: Cluster, ackers: int) -> np.ndarra
     names = [n.name for n in cluster.nodes]
     ordered = sorted(slots.tolist(), key=lambda s: (names[s // per_node], s % per_node))
     return np.array([ordered[i % len(ordered)] for i in range(ackers)], dtype=int)
+
+
+def crossing_messages(topology: Topology, placement: Placement, cluster: Cluster, flows: list, executed: np.ndarray,
+                      ackers: int) -> np.ndarray:
+    """Per node: messages per second that cross a worker boundary there, sent or received (both
+    ends counted). Data: each edge of ``flows`` (``(stream, src, dst, rate)``, rates already at the
+    load wanted) between tasks of different workers. With ``ackers`` > 0, Storm's ack messages:
+    each task's ``executed`` tuples (a spout's: its emits, the ``ack_init``) go to an acker, and
+    each spout emit comes back from one as the tree completes; the acker is drawn uniformly
+    (Storm hashes the tree's random root id) over :func:`ack_slots`."""
+    slot = placement.slot_ids(cluster)
+    out = np.zeros(cluster.n_nodes)
+    for _stream, src, dst, rate in flows:
+        cross = slot[src] != slot[dst]
+        np.add.at(out, placement.node[src][cross], rate[cross])
+        np.add.at(out, placement.node[dst][cross], rate[cross])
+    if ackers > 0:
+        per_node = int(cluster.slots.max())
+        per_task = executed + np.where(topology.source_task_mask, executed, 0.0)
+        for a in ack_slots(placement, cluster, ackers):
+            cross = slot != a
+            share = per_task[cross] / ackers
+            np.add.at(out, placement.node[cross], share)
+            out[a // per_node] += float(share.sum())
+    return out
 
 
 @dataclass(frozen=True)
@@ -199,6 +242,9 @@ class CalibratedModel:
     capacity_factor: float
     round_trip_residual_s: float
     latency_residual_s: float = 0.0
+    #: with acking: CPU seconds outside executor threads per message crossing a worker, per end
+    #: (item 3); 0 without acking or without the run's node and executor CPU
+    message_cpu_s: float = 0.0
 
     # -- the two bounds ------------------------------------------------------------------
     def _hop_s(self, same_worker: np.ndarray, same_node: np.ndarray, wire_bytes: float, bandwidth: np.ndarray,
@@ -221,7 +267,7 @@ class CalibratedModel:
             same_node = placement.node[src] == placement.node[dst]
             hop_latency.append(self._hop_s(same_node & (slot[src] == slot[dst]), same_node, size, bandwidth[placement.node[dst]]))
         data_path = path_latency(topo, [(f[0], f[1], f[2], f[3]) for f in flows], hop_latency)
-        ackers = _ack_slots(placement, cluster, self.run.point.ackers)
+        ackers = ack_slots(placement, cluster, self.run.point.ackers)
         per_node = int(cluster.slots.max())
         sinks = np.flatnonzero(~np.isin(topo.operator_of_task, [topo.index[s.src] for s in topo.streams]))
         sources = np.flatnonzero(topo.source_task_mask)
@@ -286,7 +332,19 @@ class CalibratedModel:
         return dataclasses.replace(pred.cpu, throughput=pred.throughput, max_scale=scale)
 
     def cpu_bound(self, placement: Placement, latency: bool = False) -> Performance:
-        return predict(self.problem, placement, self.base, latency=latency)
+        """The CPU model's figures of ``placement``; with a message cost (item 3), each node's
+        CPU demand holds its messages across workers at that cost, and the bound follows."""
+        perf = predict(self.problem, placement, self.base, latency=latency)
+        if self.message_cpu_s <= 0:
+            return perf
+        topo, cluster = self.problem.topology, self.problem.cluster
+        _, flows = routed_flows(topo, placement.slot_ids(cluster))
+        messages = crossing_messages(topo, placement, cluster, flows, perf.in_rate, self.run.point.ackers)
+        demand = perf.cpu_demand + self.message_cpu_s * messages * self.base.speeds(cluster)
+        scale, bottleneck = sustainable_scale(demand, perf.cpu_capacity, perf.nic_demand, perf.nic_capacity,
+                                              [n.name for n in cluster.nodes])
+        return dataclasses.replace(perf, cpu_demand=demand, max_scale=scale, bottleneck=bottleneck,
+                                   throughput=float(scale * perf.in_rate.sum()) if np.isfinite(scale) else perf.throughput)
 
     def predict(self, placement: Placement, latency: bool = False) -> Prediction:
         """The calibrated prediction; ``latency``: with the CPU model's latency in ``cpu``."""
@@ -369,9 +427,11 @@ def calibrate(problem: Problem, run: MeasuredRun, model: CostModel | None = None
     model = model or CostModel()
     topo = calibrated_topology(problem.topology, run, model)
     calibrated = Problem.from_topology(topo, testbed_cluster(problem.cluster, run.cpu_budget, run.point.bandwidth_scaled))
-    model = with_fixed_costs(model, fixed_cpu_factor(calibrated, run, model))
-    first = CalibratedModel(calibrated, run, model, 1.0, 0.0)
     point = run.point
+    message_cpu = message_cpu_s(calibrated, run, model) if point.acking else None
+    if message_cpu is None:
+        model = with_fixed_costs(model, fixed_cpu_factor(calibrated, run, model))
+    first = CalibratedModel(calibrated, run, model, 1.0, 0.0, message_cpu_s=message_cpu or 0.0)
     factor, residual, latency_residual = 1.0, 0.0, 0.0
     if not run.held_back:   # the sources set the rate: the run says nothing of either bound, but its latency
         if first.at_offered_rate and run.latency_ms is not None:
@@ -380,6 +440,11 @@ def calibrate(problem: Problem, run: MeasuredRun, model: CostModel | None = None
                 raise ValueError(f"the run emitted {run.source_rate:,.0f} spout tuples/s, more than the model lets its "
                                  "own placement sustain: its latency cannot be calibrated")
             latency_residual = run.latency_ms / 1e3 - modelled
+    elif message_cpu is not None and first.predict(run.placement).bound == "cpu":
+        # the run's own placement is CPU-bound once its messages are paid for: the run measured that bound
+        predicted = first.predict(run.placement).throughput
+        if predicted > 0 and run.throughput > 0:
+            factor = run.throughput / predicted
     elif point.acking and point.max_spout_pending is not None:
         spouts = int(topo.source_task_mask.sum())
         if run.source_rate > 0:
@@ -392,7 +457,46 @@ def calibrate(problem: Problem, run: MeasuredRun, model: CostModel | None = None
         predicted = first.predict(run.placement).throughput
         if predicted > 0 and run.throughput > 0:
             factor = run.throughput / predicted
-    return CalibratedModel(calibrated, run, model, factor, residual, latency_residual)
+    return CalibratedModel(calibrated, run, model, factor, residual, latency_residual, message_cpu or 0.0)
+
+
+def run_messages(problem: Problem, run: MeasuredRun) -> np.ndarray:
+    """Per node of ``problem``'s cluster: messages per second crossing a worker boundary there in
+    ``run`` (:func:`crossing_messages`), data at the run's measured stream rates, acks from the
+    tuples its tasks executed."""
+    topo, cluster = problem.topology, problem.cluster
+    _, flows = routed_flows(topo, run.placement.slot_ids(cluster))
+    unit: dict[tuple[str, str], float] = {}
+    for stream, _src, _dst, rate in flows:
+        unit[(stream.src, stream.dst)] = unit.get((stream.src, stream.dst), 0.0) + float(np.sum(rate))
+    measured = []
+    for stream, src, dst, rate in flows:
+        pair = (stream.src, stream.dst)
+        factor = run.streams.get(pair, 0.0) / unit[pair] if unit[pair] > 0 else 0.0
+        measured.append((stream, src, dst, np.asarray(rate, dtype=float) * factor))
+    executed = np.array([run.tasks.get(label, (0.0, 0.0))[0] for label in topo.task_labels])
+    return crossing_messages(topo, run.placement, cluster, measured, executed, run.point.ackers)
+
+
+def message_cpu_s(problem: Problem, run: MeasuredRun, model: CostModel) -> float | None:
+    """Item 3's message cost: the cores ``run``'s worker nodes used outside their executor
+    threads, less the model's fixed costs outside executors (per worker, node and connection),
+    over the messages crossing a worker boundary at those nodes (:func:`run_messages`); CPU
+    seconds per message per end. None when the run measured no node or executor CPU, or no
+    message crossed a worker."""
+    if not run.node_cores or not run.node_executor_cores:
+        return None
+    cluster = problem.cluster
+    workers = run.placement.workers_used(cluster)
+    hosts = np.array([w > 0 and n.name in run.node_cores and n.name in run.node_executor_cores
+                      for w, n in zip(workers, cluster.nodes)])
+    other = np.array([run.node_cores.get(n.name, 0.0) - run.node_executor_cores.get(n.name, 0.0) for n in cluster.nodes])
+    fixed = (model.worker_cpu * workers + model.node_cpu * (workers > 0)
+             + model.connection_cpu * worker_connections(problem.topology, run.placement, cluster))
+    messages = float(run_messages(problem, run)[hosts].sum())
+    if messages <= 0:
+        return None
+    return max(0.0, float((other - fixed)[hosts].sum())) / messages
 
 
 def offered_spout_rate(topology: Topology) -> float:
@@ -458,8 +562,10 @@ def run_from_record(record: Mapping, problem: Problem) -> MeasuredRun:
     tasks, streams = rate_maps(record)
     offered = offered_rate(point, problem.topology)
     node_cores = {node: float(cpu["cores"]) for node, cpu in (record.get("node_cpu") or {}).items()}
+    executor_cores = {node: float(cores) for node, cores in (record.get("node_executor_cpu") or {}).items()}
     return MeasuredRun(point, placement, float(record["bolt_throughput"]), float(record["source_rate"]), tasks, streams,
-                       (record.get("latency_ms") or {}).get("mean"), float(record["cpu_budget"]), offered, node_cores)
+                       (record.get("latency_ms") or {}).get("mean"), float(record["cpu_budget"]), offered, node_cores,
+                       executor_cores)
 
 
 def mean_run(runs: list[MeasuredRun]) -> MeasuredRun:
@@ -477,6 +583,8 @@ def mean_run(runs: list[MeasuredRun]) -> MeasuredRun:
     streams = {pair: avg([r.streams.get(pair, 0.0) for r in runs]) for pair in first.streams}
     latencies = [r.latency_ms for r in runs if r.latency_ms is not None]
     node_cores = {node: avg([r.node_cores.get(node, 0.0) for r in runs]) for node in first.node_cores}
+    executor_cores = {node: avg([r.node_executor_cores.get(node, 0.0) for r in runs]) for node in first.node_executor_cores}
     return dataclasses.replace(first, bolt_throughput=avg([r.bolt_throughput for r in runs]),
                                source_rate=avg([r.source_rate for r in runs]), tasks=tasks, streams=streams,
-                               latency_ms=avg(latencies) if latencies else None, node_cores=node_cores)
+                               latency_ms=avg(latencies) if latencies else None, node_cores=node_cores,
+                               node_executor_cores=executor_cores)
