@@ -173,6 +173,67 @@ def test_fixed_costs_are_scaled_to_the_cpu_the_runs_nodes_used():
     assert fixed_cpu_factor(problem, measured, model) == 1.0   # no node CPU measured
 
 
+def test_messages_crossing_workers_by_hand():
+    """SPLIT: s[i] and b[i] in node i's one worker; 1,000 spout tuples/s shuffled, 250/s on each
+    of the four edges. Data crossing workers: 250 sent and 250 received per node. One acker, in
+    the first worker by (node, worker) order (n0): s[1] sends its 500 emits' ack_inits and gets
+    their 500 acks back across, b[1] its 500 acks: 1,500 more at each end."""
+    from streamplace.model.calibration import run_messages
+    assert run_messages(job(), run(ACKING, SPLIT)) == pytest.approx([2000.0, 2000.0])
+    assert run_messages(job(), run(OPERATING_POINTS["10ms-sleeps"], SPLIT)) == pytest.approx([500.0, 500.0])
+    assert run_messages(job(), run(ACKING, ONE_WORKER)) == pytest.approx([0.0, 0.0])
+    two = OperatingPoint("two-ackers", CAMPAIGN_CONF, ackers=2, max_spout_pending=10)
+    # one acker per worker: half of each task's ack messages cross: s[i] 1,000 / 2, b[i] 500 / 2,
+    # from both nodes, counted at both ends (1,500), plus the 500 data
+    assert run_messages(job(), run(two, SPLIT)) == pytest.approx([2000.0, 2000.0])
+    three = OperatingPoint("three-ackers", CAMPAIGN_CONF, ackers=3, max_spout_pending=10)
+    # ackers on n0, n1, n0: n1's tasks send 2/3 of theirs across, n0's 1/3: (1,500 x 2/3 + 1,500 x 1/3) + 500
+    assert run_messages(job(), run(three, SPLIT)) == pytest.approx([2000.0, 2000.0])
+
+
+def _measured_cpu(point, placement, node_cores, executor_cores):
+    return dataclasses.replace(run(point, placement), node_cores=node_cores, node_executor_cores=executor_cores)
+
+
+def test_the_message_cost_is_the_cpu_outside_executors_less_fixed_costs_per_message():
+    """Each node: one worker, linked both ways with the other (two connection ends): fixed
+    0.01 + 0.02 + 2 x 0.005 = 0.04 cores outside executors. (0.4 - 0.04) + (0.6 - 0.04) cores
+    over 4,000 messages/s."""
+    from streamplace.model.calibration import message_cpu_s
+    model = CostModel(worker_cpu=0.01, node_cpu=0.02, connection_cpu=0.005)
+    measured = _measured_cpu(ACKING, SPLIT, {"n0": 0.5, "n1": 0.7}, {"n0": 0.1, "n1": 0.1})
+    assert message_cpu_s(job(), measured, model) == pytest.approx(0.92 / 4000)
+    assert message_cpu_s(job(), run(ACKING, SPLIT), model) is None          # no node CPU measured
+    assert message_cpu_s(job(), _measured_cpu(ACKING, ONE_WORKER, {"n0": 0.5}, {"n0": 0.1}), model) is None  # no message
+
+
+def test_with_acking_every_placement_pays_for_its_own_messages():
+    """Calibrated on SPLIT's run, every placement's CPU demand holds its messages at the run's
+    cost: SPLIT's 2 x 1,000-per-node at 1,000 spout tuples/s scale with the unit load (two
+    messages per spout tuple per node); ONE_WORKER has none. The fixed costs are not rescaled."""
+    measured = _measured_cpu(ACKING, SPLIT, {"n0": 0.5, "n1": 0.7}, {"n0": 0.1, "n1": 0.1})
+    model = calibrate(job(), measured)
+    cost = model.message_cpu_s
+    assert cost > 0 and model.base.worker_cpu == CostModel().worker_cpu
+    plain = predict(model.problem, SPLIT, model.base)
+    unit_spouts = float(plain.in_rate[job().topology.source_task_mask].sum())
+    assert model.cpu_bound(SPLIT).cpu_demand == pytest.approx(plain.cpu_demand + cost * 2 * unit_spouts)
+    assert model.cpu_bound(ONE_WORKER).cpu_demand == pytest.approx(predict(model.problem, ONE_WORKER, model.base).cpu_demand)
+    assert calibrate(job(), run(ACKING, SPLIT)).message_cpu_s == 0.0   # the run measured no node CPU: as before
+
+
+def test_a_run_cpu_bound_by_its_messages_is_predicted_back_and_sets_the_capacity():
+    """Nodes nearly out of their 4 cores with 1,000 spout tuples/s in flight across workers: the
+    messages make SPLIT CPU-bound below its flow bound, the run is predicted back through the
+    capacity factor, and ONE_WORKER (no message crosses a worker) is held by flow control."""
+    measured = _measured_cpu(ACKING, SPLIT, {"n0": 3.9, "n1": 3.9}, {"n0": 0.05, "n1": 0.05})
+    model = calibrate(job(), measured)
+    own = model.predict(SPLIT)
+    assert own.bound == "cpu" and own.throughput == pytest.approx(measured.throughput)
+    assert model.capacity_factor != 1.0 and model.round_trip_residual_s == 0.0
+    assert model.predict(ONE_WORKER).bound == "flow control"
+
+
 def test_a_declared_cpu_cost_is_kept_and_an_undeclared_one_measured():
     topo = Topology.build("t", [Operator("s", 2, role="source", source_rate=10.0, cpu_per_tuple=5e-5),
                                 Operator("b", 2, role="sink")], [Stream("s", "b")])
