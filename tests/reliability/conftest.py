@@ -39,16 +39,29 @@ def snapshot(root: Path) -> dict[str, str]:
             for p in sorted(Path(root).rglob("*")) if p.is_file()}
 
 
+def handles_sigterm(pid: int) -> bool:
+    """True once process ``pid`` catches SIGTERM (its ``SigCgt`` mask in ``/proc``). Python installs
+    no SIGTERM handler of its own, so this is the command's (``run_interruptible`` installs the
+    SIGINT and SIGTERM handlers together): before it, a signal meets the interpreter still
+    importing, not the command."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    caught = next((int(line.split()[1], 16) for line in status.splitlines() if line.startswith("SigCgt:")), 0)
+    return bool(caught >> (signal.SIGTERM - 1) & 1)
+
+
 def interrupt(args, *, ready, sig=signal.SIGINT, cwd=None, timeout=240, env=None):
-    """Start the CLI (``env`` added to this process's environment), wait until ``ready(proc)`` is
-    true, send ``sig``; return (exit code, seconds from signal to exit, stderr, descendant pids seen
-    just before the signal)."""
+    """Start the CLI (``env`` added to this process's environment), wait until the command handles
+    signals and ``ready(proc)`` is true, send ``sig``; return (exit code, seconds from signal to
+    exit, stderr, descendant pids seen just before the signal)."""
     env = {**os.environ, **(env or {})}
     env.pop("STREAMPLACE_SPARK_MASTER", None)
     proc = subprocess.Popen([*CLI, *map(str, args)], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     try:
         began = time.monotonic()
-        while not ready(proc):
+        while not (handles_sigterm(proc.pid) and ready(proc)):
             assert proc.poll() is None, proc.stderr.read().decode()
             assert time.monotonic() - began < timeout, "never became ready"
             time.sleep(0.1)
