@@ -1,7 +1,7 @@
 """CPU a node spends outside its executor threads, against the messages its workers exchange.
 
-A testbed run records, per node, the cores its cgroup used (``node_cpu``) and the cores of its
-executor threads (``node_executor_cpu``: operator work, emits, queues, idle waits). What is left
+A testbed run records, per node, the cores its cgroup used (``node_cpu``), and per task the cores
+of its executor thread (operator work, emits, queues, idle waits). What is left
 is the workers' other threads (the transfer thread and Netty sending and receiving batches of
 tuples, timers, the JVM) and the supervisor. This module puts that remainder beside what could
 explain it: the node's workers and the messages crossing a worker boundary at the node, per
@@ -24,7 +24,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from ..model import Problem
-from ..model.calibration import run_from_record, run_messages
+from ..model.calibration import executor_cores, run_from_record, run_messages
 
 
 @dataclass(frozen=True)
@@ -40,25 +40,23 @@ class NodeRow:
 
 
 def node_rows(records: Iterable[dict], problem_of: Callable[[dict], Problem]) -> list[NodeRow]:
-    """A :class:`NodeRow` per node hosting a worker, of every run record that measured both the
-    node's and its executors' CPU (``benchmarks/storm_testbed.py`` records)."""
+    """A :class:`NodeRow` per node hosting a worker, of every run record that measured its nodes'
+    CPU (``benchmarks/storm_testbed.py`` records)."""
     rows = []
     for record in records:
-        executors = record.get("node_executor_cpu") or {}
-        nodes = record.get("node_cpu") or {}
-        if not executors or not nodes:
-            continue
         problem = problem_of(record)
         run = run_from_record(record, problem)
+        if not run.node_cores:
+            continue
         messages = run_messages(problem, run)
-        per_node = int(problem.cluster.slots.max())
-        workers = np.bincount(np.unique(run.placement.slot_ids(problem.cluster)) // per_node,
-                              minlength=problem.cluster.n_nodes)
+        executors = executor_cores(problem, run)
+        workers = run.placement.workers_used(problem.cluster)
+        throttled = record.get("node_cpu") or {}
         for k, node in enumerate(problem.cluster.nodes):
-            if workers[k] and node.name in executors and node.name in nodes:
+            if workers[k] and node.name in run.node_cores:
                 rows.append(NodeRow(record["scheduler"], node.name, int(workers[k]), float(messages[k]),
-                                    float(nodes[node.name]["cores"]) - float(executors[node.name]),
-                                    float(nodes[node.name].get("throttled", 0.0))))
+                                    run.node_cores[node.name] - float(executors[k]),
+                                    float(throttled.get(node.name, {}).get("throttled", 0.0))))
     return rows
 
 

@@ -46,7 +46,7 @@ running job has), at its own operating point (:class:`~.operating_point.Operatin
    nodes spent 17-37 % of their cores in executor threads (51-74 % without acking), and what the
    rest used followed the messages crossing a worker boundary at the node
    (``benchmarks/acking_cpu.py``; 2026-11-28, HISTORY.md). So a run with acking that measured its
-   nodes' and executors' CPU gives a cost per message per end (:func:`message_cpu_s`: the cores
+   nodes' CPU (and, as every run, its executors') gives a cost per message per end (:func:`message_cpu_s`: the cores
    outside executor threads, less the fixed costs the model has there, over those messages,
    :func:`crossing_messages`), which every placement's CPU bound then pays on its own messages
    (its fixed costs are not rescaled by :func:`fixed_cpu_factor`: that CPU is the messages').
@@ -124,8 +124,6 @@ class MeasuredRun:
     offered_source_rate: float | None = None
     #: cores each node used over the run (a testbed's cgroups; empty: not measured)
     node_cores: Mapping[str, float] = dataclasses.field(default_factory=dict)
-    #: cores the executor threads of each node used (empty: not measured)
-    node_executor_cores: Mapping[str, float] = dataclasses.field(default_factory=dict)
 
     @property
     def throughput(self) -> float:
@@ -478,19 +476,24 @@ def run_messages(problem: Problem, run: MeasuredRun) -> np.ndarray:
     return crossing_messages(topo, run.placement, cluster, measured, executed, run.point.ackers)
 
 
+def executor_cores(problem: Problem, run: MeasuredRun) -> np.ndarray:
+    """Per node: the cores of the executor threads of the tasks ``run`` placed there."""
+    cores = np.array([run.tasks.get(label, (0.0, 0.0))[1] for label in problem.topology.task_labels])
+    return np.bincount(run.placement.node, weights=cores, minlength=problem.cluster.n_nodes)
+
+
 def message_cpu_s(problem: Problem, run: MeasuredRun, model: CostModel) -> float | None:
     """Item 3's message cost: the cores ``run``'s worker nodes used outside their executor
-    threads, less the model's fixed costs outside executors (per worker, node and connection),
-    over the messages crossing a worker boundary at those nodes (:func:`run_messages`); CPU
-    seconds per message per end. None when the run measured no node or executor CPU, or no
-    message crossed a worker."""
-    if not run.node_cores or not run.node_executor_cores:
+    threads (:func:`executor_cores`), less the model's fixed costs outside executors (per worker,
+    node and connection), over the messages crossing a worker boundary at those nodes
+    (:func:`run_messages`); CPU seconds per message per end. None when the run measured no node
+    CPU, or no message crossed a worker."""
+    if not run.node_cores:
         return None
     cluster = problem.cluster
     workers = run.placement.workers_used(cluster)
-    hosts = np.array([w > 0 and n.name in run.node_cores and n.name in run.node_executor_cores
-                      for w, n in zip(workers, cluster.nodes)])
-    other = np.array([run.node_cores.get(n.name, 0.0) - run.node_executor_cores.get(n.name, 0.0) for n in cluster.nodes])
+    hosts = np.array([w > 0 and n.name in run.node_cores for w, n in zip(workers, cluster.nodes)])
+    other = np.array([run.node_cores.get(n.name, 0.0) for n in cluster.nodes]) - executor_cores(problem, run)
     fixed = (model.worker_cpu * workers + model.node_cpu * (workers > 0)
              + model.connection_cpu * worker_connections(problem.topology, run.placement, cluster))
     messages = float(run_messages(problem, run)[hosts].sum())
@@ -562,10 +565,8 @@ def run_from_record(record: Mapping, problem: Problem) -> MeasuredRun:
     tasks, streams = rate_maps(record)
     offered = offered_rate(point, problem.topology)
     node_cores = {node: float(cpu["cores"]) for node, cpu in (record.get("node_cpu") or {}).items()}
-    executor_cores = {node: float(cores) for node, cores in (record.get("node_executor_cpu") or {}).items()}
     return MeasuredRun(point, placement, float(record["bolt_throughput"]), float(record["source_rate"]), tasks, streams,
-                       (record.get("latency_ms") or {}).get("mean"), float(record["cpu_budget"]), offered, node_cores,
-                       executor_cores)
+                       (record.get("latency_ms") or {}).get("mean"), float(record["cpu_budget"]), offered, node_cores)
 
 
 def mean_run(runs: list[MeasuredRun]) -> MeasuredRun:
@@ -583,8 +584,6 @@ def mean_run(runs: list[MeasuredRun]) -> MeasuredRun:
     streams = {pair: avg([r.streams.get(pair, 0.0) for r in runs]) for pair in first.streams}
     latencies = [r.latency_ms for r in runs if r.latency_ms is not None]
     node_cores = {node: avg([r.node_cores.get(node, 0.0) for r in runs]) for node in first.node_cores}
-    executor_cores = {node: avg([r.node_executor_cores.get(node, 0.0) for r in runs]) for node in first.node_executor_cores}
     return dataclasses.replace(first, bolt_throughput=avg([r.bolt_throughput for r in runs]),
                                source_rate=avg([r.source_rate for r in runs]), tasks=tasks, streams=streams,
-                               latency_ms=avg(latencies) if latencies else None, node_cores=node_cores,
-                               node_executor_cores=executor_cores)
+                               latency_ms=avg(latencies) if latencies else None, node_cores=node_cores)

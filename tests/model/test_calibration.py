@@ -191,8 +191,10 @@ def test_messages_crossing_workers_by_hand():
     assert run_messages(job(), run(three, SPLIT)) == pytest.approx([2000.0, 2000.0])
 
 
-def _measured_cpu(point, placement, node_cores, executor_cores):
-    return dataclasses.replace(run(point, placement), node_cores=node_cores, node_executor_cores=executor_cores)
+def _measured_cpu(point, placement, node_cores, cpu=(0.05, 0.05, 0.05, 0.05)):
+    """``run`` with its nodes' cores measured (and its tasks' executor cores: SPLIT puts s[i] and
+    b[i] on node i, ONE_WORKER all four on n0)."""
+    return dataclasses.replace(run(point, placement, cpu=cpu), node_cores=node_cores)
 
 
 def test_the_message_cost_is_the_cpu_outside_executors_less_fixed_costs_per_message():
@@ -201,17 +203,17 @@ def test_the_message_cost_is_the_cpu_outside_executors_less_fixed_costs_per_mess
     over 4,000 messages/s."""
     from streamplace.model.calibration import message_cpu_s
     model = CostModel(worker_cpu=0.01, node_cpu=0.02, connection_cpu=0.005)
-    measured = _measured_cpu(ACKING, SPLIT, {"n0": 0.5, "n1": 0.7}, {"n0": 0.1, "n1": 0.1})
+    measured = _measured_cpu(ACKING, SPLIT, {"n0": 0.5, "n1": 0.7})   # executors: 0.1 cores per node
     assert message_cpu_s(job(), measured, model) == pytest.approx(0.92 / 4000)
     assert message_cpu_s(job(), run(ACKING, SPLIT), model) is None          # no node CPU measured
-    assert message_cpu_s(job(), _measured_cpu(ACKING, ONE_WORKER, {"n0": 0.5}, {"n0": 0.1}), model) is None  # no message
+    assert message_cpu_s(job(), _measured_cpu(ACKING, ONE_WORKER, {"n0": 0.5}), model) is None  # no message
 
 
 def test_with_acking_every_placement_pays_for_its_own_messages():
     """Calibrated on SPLIT's run, every placement's CPU demand holds its messages at the run's
     cost: SPLIT's 2 x 1,000-per-node at 1,000 spout tuples/s scale with the unit load (two
     messages per spout tuple per node); ONE_WORKER has none. The fixed costs are not rescaled."""
-    measured = _measured_cpu(ACKING, SPLIT, {"n0": 0.5, "n1": 0.7}, {"n0": 0.1, "n1": 0.1})
+    measured = _measured_cpu(ACKING, SPLIT, {"n0": 0.5, "n1": 0.7})
     model = calibrate(job(), measured)
     cost = model.message_cpu_s
     assert cost > 0 and model.base.worker_cpu == CostModel().worker_cpu
@@ -226,7 +228,7 @@ def test_a_run_cpu_bound_by_its_messages_is_predicted_back_and_sets_the_capacity
     """Nodes nearly out of their 4 cores with 1,000 spout tuples/s in flight across workers: the
     messages make SPLIT CPU-bound below its flow bound, the run is predicted back through the
     capacity factor, and ONE_WORKER (no message crosses a worker) is held by flow control."""
-    measured = _measured_cpu(ACKING, SPLIT, {"n0": 3.9, "n1": 3.9}, {"n0": 0.05, "n1": 0.05})
+    measured = _measured_cpu(ACKING, SPLIT, {"n0": 3.9, "n1": 3.9}, cpu=(0.025,) * 4)
     model = calibrate(job(), measured)
     own = model.predict(SPLIT)
     assert own.bound == "cpu" and own.throughput == pytest.approx(measured.throughput)
