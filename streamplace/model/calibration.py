@@ -314,8 +314,10 @@ class CalibratedModel:
             "; its spouts emitted what they asked, so only the costs are calibrated (and the latency at that rate "
             "from the modelled hops alone: the run measured none)" if self.at_offered_rate else
             "; its spouts emitted what they asked, so only the costs are calibrated")
-        return (f"{flow}; the run measured {run.throughput:,.0f} tuples/s; capacity factor {self.capacity_factor:.3g}, "
-                f"round trip beyond the modelled hops {self.round_trip_residual_s * 1e3:.3g} ms{held}")
+        messages = (f", {self.message_cpu_s * 1e6:.3g} us of CPU per message across workers (outside executors)"
+                    if self.message_cpu_s > 0 else "")
+        return (f"{flow}; the run measured {run.throughput:,.0f} tuples/s; capacity factor {self.capacity_factor:.3g}"
+                f"{messages}, round trip beyond the modelled hops {self.round_trip_residual_s * 1e3:.3g} ms{held}")
 
     def covers(self, problem: Problem) -> bool:
         """``problem`` is the calibrated job: same task labels, same node names."""

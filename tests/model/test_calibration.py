@@ -221,7 +221,9 @@ def test_with_acking_every_placement_pays_for_its_own_messages():
     unit_spouts = float(plain.in_rate[job().topology.source_task_mask].sum())
     assert model.cpu_bound(SPLIT).cpu_demand == pytest.approx(plain.cpu_demand + cost * 2 * unit_spouts)
     assert model.cpu_bound(ONE_WORKER).cpu_demand == pytest.approx(predict(model.problem, ONE_WORKER, model.base).cpu_demand)
-    assert calibrate(job(), run(ACKING, SPLIT)).message_cpu_s == 0.0   # the run measured no node CPU: as before
+    assert f"{cost * 1e6:.3g} us of CPU per message across workers" in model.describe()
+    plain_run = calibrate(job(), run(ACKING, SPLIT))   # the run measured no node CPU: as before
+    assert plain_run.message_cpu_s == 0.0 and "per message" not in plain_run.describe()
 
 
 def test_a_run_cpu_bound_by_its_messages_is_predicted_back_and_sets_the_capacity():
