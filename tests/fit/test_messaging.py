@@ -19,3 +19,22 @@ def test_regression_recovers_a_known_linear_cost():
 def test_too_few_rows_for_three_coefficients_is_an_error():
     with pytest.raises(ValueError, match="3 node rows: at least 4"):
         regress([_row(1, 0, 0.1)] * 3)
+
+
+def test_node_rows_of_campaign_records_hold_the_cpu_outside_the_executors_the_campaign_recorded():
+    """Every node hosting a worker in every run, its cores outside executors equal to its cgroup's
+    cores less the executor cores the campaign recorded per node (``node_executor_cpu``, summed
+    by the campaign from the same load records along another path)."""
+    from pathlib import Path
+
+    from streamplace.fit import runs as fit_runs
+    from streamplace.fit.messaging import node_rows
+    from streamplace.reproduce.measured import load_runs
+    path = Path(__file__).resolve().parents[1] / "fixtures" / "campaigns" / "frequent-routes-acking-msp10-first4.jsonl"
+    records = load_runs(path)
+    rows = node_rows(records, fit_runs.run_problems())
+    assert len(records) == 4 and all(r["ackers"] == 3 for r in records)
+    expected = {(r["scheduler"], node): r["node_cpu"][node]["cores"] - cores
+                for r in records for node, cores in r["node_executor_cpu"].items()}
+    assert {(row.scheduler, row.node): row.other_cores for row in rows} == pytest.approx(expected, abs=1e-5)
+    assert all(row.messages > 0 and row.workers >= 1 for row in rows)
