@@ -237,6 +237,7 @@ def test_ends_with_even_then_the_placement_calibrated_on_it_run_on_storm(demo):
     from streamplace.demo.storm_step import recommended, testbed_or_reason
     out, records, run, stdout = demo
     storm = run["storm"]
+    assert "error" not in storm, storm["error"]   # the step's StormError, which the demo records and goes on
     mode, why = testbed_or_reason()
     assert storm["mode"] == mode and (storm["why_not_testbed"] or "") == why
     instance = [ResultRecord.from_dict(r) for r in records
@@ -269,6 +270,7 @@ def test_ends_with_the_autopilot_beside_a_job_whose_keys_skew(demo):
     from streamplace.demo.autopilot_step import SHIFT_AT
     out, _, run, stdout = demo
     pilot = run["autopilot"]
+    assert "error" not in pilot, pilot["error"]   # the step's StormError, which the demo records and goes on
     assert pilot["mode"] == "embedded" and "--quick" in pilot["why_not_testbed"]
     storm_run = json.loads((out / "autopilot" / "run.json").read_text())
     shifted = storm_run["submitted_at"] + SHIFT_AT["embedded"]
