@@ -10,6 +10,9 @@ make its predictions answer to what the Storm testbed measured, and how well the
   :func:`~.solve.fit_cap`; :func:`~.solve.fit` to throughput).
 * :mod:`.scores`: median absolute error, Kendall's tau per experiment, and the ceilings the
   measurements set (one repetition or one campaign against another).
+* :mod:`.operating_points`: the calibrated model scored per operating point and experiment.
+* :mod:`.messaging`: a node's CPU outside its executor threads against its workers and the
+  messages crossing them (``benchmarks/acking_cpu.py``).
 * :mod:`.build`: a cost model file from runs (what ``benchmarks/fit_cost_model.py`` writes) and
   the bundled model rebuilt from the campaign index (``benchmarks/results/index.yaml``;
   ``benchmarks/rebuild_cost_model.py``).
