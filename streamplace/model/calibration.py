@@ -46,10 +46,11 @@ running job has), at its own operating point (:class:`~.operating_point.Operatin
    nodes spent 17-37 % of their cores in executor threads (51-74 % without acking), and what the
    rest used followed the messages crossing a worker boundary at the node
    (``benchmarks/acking_cpu.py``; 2026-11-28, HISTORY.md). So a run with acking that measured its
-   nodes' CPU (and, as every run, its executors') gives a cost per message per end (:func:`message_cpu_s`: the cores
-   outside executor threads, less the fixed costs the model has there, over those messages,
-   :func:`crossing_messages`), which every placement's CPU bound then pays on its own messages
-   (its fixed costs are not rescaled by :func:`fixed_cpu_factor`: that CPU is the messages').
+   nodes' CPU gives a cost per message per end (:func:`message_cpu_s`: the cores outside executor
+   threads, which every run's task records give, less the fixed costs the model has there, over
+   those messages, :func:`crossing_messages`), which every placement's CPU bound then pays on its
+   own messages (its fixed costs are not rescaled by :func:`fixed_cpu_factor`: that CPU is the
+   messages').
    When the run's own placement is CPU-bound so, the run measured that bound and sets
    ``capacity_factor``; otherwise the flow-control bound is calibrated as above.
 
@@ -241,7 +242,7 @@ class CalibratedModel:
     round_trip_residual_s: float
     latency_residual_s: float = 0.0
     #: with acking: CPU seconds outside executor threads per message crossing a worker, per end
-    #: (item 3); 0 without acking or without the run's node and executor CPU
+    #: (item 3); 0 without acking or without the run's node CPU
     message_cpu_s: float = 0.0
 
     # -- the two bounds ------------------------------------------------------------------
@@ -440,11 +441,10 @@ def calibrate(problem: Problem, run: MeasuredRun, model: CostModel | None = None
                 raise ValueError(f"the run emitted {run.source_rate:,.0f} spout tuples/s, more than the model lets its "
                                  "own placement sustain: its latency cannot be calibrated")
             latency_residual = run.latency_ms / 1e3 - modelled
-    elif message_cpu is not None and first.predict(run.placement).bound == "cpu":
+    elif message_cpu is not None and (own := first.predict(run.placement)).bound == "cpu":
         # the run's own placement is CPU-bound once its messages are paid for: the run measured that bound
-        predicted = first.predict(run.placement).throughput
-        if predicted > 0 and run.throughput > 0:
-            factor = run.throughput / predicted
+        if own.throughput > 0 and run.throughput > 0:
+            factor = run.throughput / own.throughput
     elif point.acking and point.max_spout_pending is not None:
         spouts = int(topo.source_task_mask.sum())
         if run.source_rate > 0:
