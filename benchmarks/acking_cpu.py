@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from streamplace.fit import runs as fit_runs
-from streamplace.fit.messaging import node_rows, regress
+from streamplace.fit.messaging import executor_shares, node_rows, regress
 from streamplace.reproduce.measured import load_runs
 
 
@@ -32,15 +32,16 @@ def main() -> int:
         records = load_runs(path)
         rows = node_rows(records, problem_of)
         if len(rows) < 4:
-            print(f"{path.name:40} too few nodes with executor CPU recorded ({len(rows)})")
+            print(f"{path.name:40} too few nodes with node CPU recorded ({len(rows)})")
             continue
         every = regress(rows)
         calm = [r for r in rows if r.throttled < 0.5]
-        quiet = f"{regress(calm).n:5d} {regress(calm).per_message * 1e6:7.2f} {regress(calm).r2:5.2f}" if len(calm) >= 4 else \
-            f"{len(calm):5d} {'-':>7} {'-':>5}"
-        shares = [sum((r.get("node_executor_cpu") or {}).values()) /
-                  sum(c["cores"] for n, c in r["node_cpu"].items() if n in (r.get("node_executor_cpu") or {}))
-                  for r in records if r.get("node_executor_cpu") and r.get("node_cpu")]
+        if len(calm) >= 4:
+            fit = regress(calm)
+            quiet = f"{fit.n:5d} {fit.per_message * 1e6:7.2f} {fit.r2:5.2f}"
+        else:
+            quiet = f"{len(calm):5d} {'-':>7} {'-':>5}"
+        shares = executor_shares(rows)
         print(f"{path.name:40} {every.n:5d} {every.base:7.4f} {every.per_worker:8.4f} {every.per_message * 1e6:7.2f} "
               f"{every.r2:5.2f}   {'':12} {quiet}   {np.median(shares):.2f} ({min(shares):.2f}-{max(shares):.2f})")
     return 0

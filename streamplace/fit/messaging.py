@@ -31,11 +31,13 @@ from ..model.calibration import executor_cores, run_from_record, run_messages
 class NodeRow:
     """One node of one run: its cores outside executor threads and what might explain them."""
 
+    job: str              # the run (its record's ``job``)
     scheduler: str
     node: str
     workers: int
     messages: float       # per second, both ends (:func:`~streamplace.model.calibration.run_messages`)
-    other_cores: float    # node cores less its executor threads' cores
+    cores: float          # the node's cgroup's cores over the run
+    other_cores: float    # those less its executor threads' cores
     throttled: float      # share of the run's CFS periods in which the node was throttled
 
 
@@ -54,7 +56,8 @@ def node_rows(records: Iterable[dict], problem_of: Callable[[dict], Problem]) ->
         throttled = record.get("node_cpu") or {}
         for k, node in enumerate(problem.cluster.nodes):
             if workers[k] and node.name in run.node_cores:
-                rows.append(NodeRow(record["scheduler"], node.name, int(workers[k]), float(messages[k]),
+                rows.append(NodeRow(str(record.get("job", "")), record["scheduler"], node.name, int(workers[k]),
+                                    float(messages[k]), run.node_cores[node.name],
                                     run.node_cores[node.name] - float(executors[k]),
                                     float(throttled.get(node.name, {}).get("throttled", 0.0))))
     return rows
@@ -69,6 +72,16 @@ class Regression:
     per_message: float
     r2: float
     n: int
+
+
+def executor_shares(rows: Sequence[NodeRow]) -> list[float]:
+    """Per run (:attr:`NodeRow.job`): the share of its nodes' cores that executor threads used."""
+    used: dict[str, list[float]] = {}
+    for r in rows:
+        totals = used.setdefault(r.job, [0.0, 0.0])
+        totals[0] += r.cores - r.other_cores
+        totals[1] += r.cores
+    return [executors / cores for executors, cores in used.values() if cores > 0]
 
 
 def regress(rows: Sequence[NodeRow]) -> Regression:

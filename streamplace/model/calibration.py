@@ -43,7 +43,7 @@ running job has), at its own operating point (:class:`~.operating_point.Operatin
    **The messages' CPU with acking.** With few tuple trees in flight Storm's transfer thread and
    Netty send each message nearly alone, and the ack path adds a message per tuple executed (the
    spout's ``ack_init``, each bolt's ack, the acker's ack back): on the campaign's acking runs the
-   nodes spent 17-37 % of their cores in executor threads (51-74 % without acking), and what the
+   nodes spent 17-37 % of their cores in executor threads (51-79 % without acking), and what the
    rest used followed the messages crossing a worker boundary at the node
    (``benchmarks/acking_cpu.py``; 2026-11-28, HISTORY.md). So a run with acking that measured its
    nodes' CPU gives a cost per message per end (:func:`message_cpu_s`: the cores outside executor

@@ -6,7 +6,7 @@ from streamplace.fit.messaging import NodeRow, regress
 
 
 def _row(workers, messages, cores):
-    return NodeRow("s", "n", workers, messages, cores, 0.0)
+    return NodeRow("j", "s", "n", workers, messages, 1.0, cores, 0.0)
 
 
 def test_regression_recovers_a_known_linear_cost():
