@@ -7,6 +7,12 @@ placements (even, and lns on the model calibrated on even's run), interleaved.
     .venv/bin/python benchmarks/autopilot_shift.py -o out/autopilot-shift --stable         # + the 10-minute stable run
     .venv/bin/python benchmarks/autopilot_shift.py -o out/autopilot-shift --summary-only
 
+The second campaign (benchmarks/results/PLAN-autopilot-shift-2.md) ran on a cluster where even
+is beatable before the shift, let a reschedule move 8 tasks, and measured even on the first
+phase on its own (two static runs, ``--phase1-even``), which its first rule compares with:
+
+    .venv/bin/python benchmarks/autopilot_shift.py -o DIR --cluster 2high+2low --max-moves 8 --phase1-even --stable
+
 Appends one record per run to DIR/runs.jsonl (run.json's figures, the timeline, the autopilot's
 decisions, the per-window spout and count rates) and keeps each run's directory under DIR/runs/;
 prints the plan's table: per policy the steady rates of both phases, the first apply, the
@@ -21,6 +27,7 @@ import random
 import statistics
 import sys
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 import streamplace as sp
@@ -37,7 +44,19 @@ POLICIES = {"hysteresis": {"policy": "hysteresis", "min_gain": 0.05, "confirm": 
             "every-period": {"policy": "every-period"}, "greedy": {"policy": "greedy"}}
 AUTOPILOT = {"max_moves": 4, "move_cost": 0.01, "time_limit": 2.0, "horizon_windows": 3}
 POINT = "10ms-sleeps"
-CLUSTER = "1high+2low"
+
+
+@dataclass(frozen=True)
+class Design:
+    """What differs between the campaigns: the testbed cluster, the moves a reschedule may make,
+    and whether even runs the first phase on its own (kind ``static-phase1``)."""
+
+    cluster: str = "1high+2low"
+    max_moves: int = 4
+    phase1_even: bool = False
+
+    def autopilot(self, policy: str) -> dict:
+        return {**POLICIES[policy], **AUTOPILOT, "max_moves": self.max_moves, "period_s": WINDOW}
 
 
 def settings(measured: float):
@@ -45,7 +64,7 @@ def settings(measured: float):
                              window_s=WINDOW)
 
 
-def record(kind: str, name: str, rep: int, run: dict, run_dir: Path) -> dict:
+def record(kind: str, name: str, rep: int, run: dict, run_dir: Path, design: Design) -> dict:
     """What the analysis reads of one run."""
     per_window = defaultdict(lambda: defaultdict(float))
     for line in (run_dir / "load.jsonl").read_text().splitlines():
@@ -55,28 +74,31 @@ def record(kind: str, name: str, rep: int, run: dict, run_dir: Path) -> dict:
         if (run_dir / "autopilot.jsonl").is_file() else []
     keep = ("throughput", "bolt_throughput", "source_rate", "submitted_at", "timeline", "plans", "assignment",
             "operating_point", "cpu_budget", "latency_ms", "window_s", "warmup_s", "duration_s")
-    return {"kind": kind, "name": name, "rep": rep, **{k: run.get(k) for k in keep},
+    return {"kind": kind, "name": name, "rep": rep, "cluster": design.cluster, "max_moves": design.max_moves,
+            **{k: run.get(k) for k in keep},
             "executed": {str(w): dict(ops) for w, ops in sorted(per_window.items())},
             "autopilot": log}
 
 
-def plan_order(seed: int = 0) -> list[tuple[str, str, int]]:
+def plan_order(design: Design, seed: int = 0) -> list[tuple[str, str, int]]:
     rest = [("policy", p, r) for p in POLICIES for r in (1, 2)] + [("static", "even", 2)] + \
-           [("static", "calibrated-lns", r) for r in (1, 2)]
+           [("static", "calibrated-lns", r) for r in (1, 2)] + \
+           ([("static-phase1", "even", r) for r in (1, 2)] if design.phase1_even else [])
     random.Random(seed).shuffle(rest)
     return [("static", "even", 1)] + rest
 
 
-def run_all(out: Path) -> None:
+def run_all(out: Path, design: Design) -> None:
     out.mkdir(parents=True, exist_ok=True)
     runs_file = out / "runs.jsonl"
     done = {(r["kind"], r["name"], r["rep"]) for r in load(runs_file)}
     topo = runtime.shift(SHIFT_AT)
-    cluster = runtime.named_cluster(CLUSTER)
+    cluster = runtime.named_cluster(design.cluster)
+    first = Problem.from_topology(topo.without_phases(), cluster)
     phased = Problem.from_topology(topo, cluster)
     second = Problem.from_topology(topo.at(SHIFT_AT), cluster)
     lns_plan = out / "calibrated-lns.json"
-    order = plan_order()
+    order = plan_order(design)
     for i, (kind, name, rep) in enumerate(order, 1):
         if (kind, name, rep) in done:
             continue
@@ -84,12 +106,14 @@ def run_all(out: Path) -> None:
         print(f"[{i}/{len(order)}] {kind} {name} r{rep}", flush=True)
         if kind == "policy":
             result = sp.storm_run(phased, run_dir, settings(POLICY_MEASURED), scheduler="even", force=True,
-                                  autopilot={**POLICIES[name], **AUTOPILOT, "period_s": WINDOW})
+                                  autopilot=design.autopilot(name))
+        elif kind == "static-phase1":
+            result = sp.storm_run(first, run_dir, settings(STATIC_MEASURED), scheduler="even", force=True)
         elif name == "even":
             result = sp.storm_run(second, run_dir, settings(STATIC_MEASURED), scheduler="even", force=True)
         else:
             result = sp.storm_run(second, run_dir, settings(STATIC_MEASURED), plan=lns_plan, force=True)
-        rec = record(kind, name, rep, result.run, run_dir)
+        rec = record(kind, name, rep, result.run, run_dir, design)
         with open(runs_file, "a") as fh:
             fh.write(json.dumps(rec) + "\n")
         print(f"    throughput {rec['throughput']:,.0f} tuples/s, {len([d for d in rec['autopilot'] if d['decision'] == 'apply'])} "
@@ -102,17 +126,17 @@ def run_all(out: Path) -> None:
             print(f"    calibrated-lns predicted {model.predict(chosen).throughput:,.0f} tuples/s", flush=True)
 
 
-def run_stable(out: Path) -> None:
+def run_stable(out: Path, design: Design) -> None:
     """The plan's amendment: the first phase alone (no shift) for 10 minutes under our policy."""
     runs_file = out / "runs.jsonl"
     if any(r["kind"] == "stable" for r in load(runs_file)):
         return
-    problem = Problem.from_topology(runtime.shift(SHIFT_AT).without_phases(), runtime.named_cluster(CLUSTER))
+    problem = Problem.from_topology(runtime.shift(SHIFT_AT).without_phases(), runtime.named_cluster(design.cluster))
     run_dir = out / "runs" / "stable-hysteresis-r1"
     print("[stable] hysteresis r1, 600 s", flush=True)
     result = sp.storm_run(problem, run_dir, settings(STABLE_MEASURED), scheduler="even", force=True,
-                          autopilot={**POLICIES["hysteresis"], **AUTOPILOT, "period_s": WINDOW})
-    rec = record("stable", "hysteresis", 1, result.run, run_dir)
+                          autopilot=design.autopilot("hysteresis"))
+    rec = record("stable", "hysteresis", 1, result.run, run_dir, design)
     with open(runs_file, "a") as fh:
         fh.write(json.dumps(rec) + "\n")
 
@@ -147,13 +171,16 @@ def migration_cost(series, ta: float, nxt: float) -> dict:
 
 
 def analyse(runs: list[dict]) -> dict:
-    static = defaultdict(list)
+    static, phase1_even = defaultdict(list), []
     for rec in runs:
         if rec["kind"] == "static":
             static[rec["name"]].append(rec["throughput"])
+        elif rec["kind"] == "static-phase1":
+            phase1_even.append(rec["throughput"])
     best = max(static, key=lambda n: statistics.fmean(static[n])) if static else None
     best_mean = statistics.fmean(static[best]) if best else float("nan")
     out = {"static": {n: {"runs": v, "mean": statistics.fmean(v)} for n, v in static.items()}, "best_static": best,
+           "phase1_even": {"runs": phase1_even, "mean": statistics.fmean(phase1_even)} if phase1_even else None,
            "policies": defaultdict(list),
            "stable": [{"applies_s": [round(d["t"] - r["submitted_at"]) for d in r["autopilot"] if d["decision"] == "apply"],
                        "periods": len(r["autopilot"]), "throughput": r["throughput"]}
@@ -207,11 +234,16 @@ def medians(a: dict) -> dict:
     return out
 
 
+def _runs(s: dict) -> str:
+    return f"mean {s['mean']:10,.0f}  runs {', '.join(f'{x:,.0f}' for x in s['runs'])}"
+
+
 def print_table(a: dict) -> None:
+    if a["phase1_even"]:
+        print(f"even on the first phase alone (throughput, all tasks, tuples/s): {_runs(a['phase1_even'])}\n")
     print("static placements of the second phase (throughput, all tasks, tuples/s):")
     for name, s in a["static"].items():
-        print(f"  {name:15s} mean {s['mean']:10,.0f}  runs {', '.join(f'{x:,.0f}' for x in s['runs'])}"
-              + ("   <- best" if name == a["best_static"] else ""))
+        print(f"  {name:15s} {_runs(s)}" + ("   <- best" if name == a["best_static"] else ""))
     print(f"\n{'policy':13s} {'rep':>3s} {'even':>9s} {'phase 1':>9s} {'first':>5s} {'phase 2':>9s} {'/best':>6s} "
           f"{'plans':>5s} {'lost':>9s}  migrations (t s: moves, recovery s, dip tuples)")
     for name, rows in a["policies"].items():
@@ -229,9 +261,35 @@ def print_table(a: dict) -> None:
         dip = f"{m['dip_median']:,.0f}, {m['dip_range'][0]:,.0f}-{m['dip_range'][1]:,.0f}" if m["dip_range"] else "-"
         print(f"{name:13s} {m['reschedules']:6.1f} {m['phase2']:9,.0f} {m['phase2_spread']:7,.0f} {rec:>34s} {dip:>30s} "
               f"{m['lost_mean']:9,.0f}")
+    if a["phase1_even"]:
+        print_rules(a)
     for s in a["stable"]:
         print(f"\nstable run (no shift, hysteresis, {s['periods']} periods): plans applied at "
               f"{', '.join(f'{t} s' for t in s['applies_s']) or 'none'}; throughput {s['throughput']:,.0f} tuples/s")
+
+
+def print_rules(a: dict) -> None:
+    """The second plan's rules 1-3, judged: per run, the first apply by period 5 with a first-phase
+    rate above even's on its own, and a second-phase rate at 90 % of the best static or more;
+    per policy, ours the fewest reschedules at a second-phase rate no lower than each other
+    policy's less its spread."""
+    even1, best = a["phase1_even"]["mean"], statistics.fmean(a["static"][a["best_static"]]["runs"])
+    print(f"\nrules (even alone on phase 1: {even1:,.0f}; best static of phase 2: {best:,.0f}):")
+    for name, rows in a["policies"].items():
+        for r in sorted(rows, key=lambda r: r["rep"]):
+            one = r["first_apply_period"] is not None and r["first_apply_period"] <= 5 and r["phase1"] > even1
+            two = r["phase2"] >= 0.9 * best
+            print(f"  {name:13s} r{r['rep']}: 1 {'met' if one else 'missed'} (first {r['first_apply_period']}, "
+                  f"phase 1 {r['phase1'] / even1 - 1:+.1%} on even), 2 {'met' if two else 'missed'} "
+                  f"({r['phase2'] / best:.1%} of best)")
+    m = medians(a)
+    if "hysteresis" in m:
+        ours = m["hysteresis"]
+        for name, o in m.items():
+            if name != "hysteresis":
+                fewer, rate = ours["reschedules"] < o["reschedules"], ours["phase2"] >= o["phase2"] - o["phase2_spread"]
+                print(f"  3 vs {name}: {'met' if fewer and rate else 'missed'} (plans {ours['reschedules']:.1f} vs "
+                      f"{o['reschedules']:.1f}; phase 2 {ours['phase2']:,.0f} vs {o['phase2']:,.0f} - {o['phase2_spread']:,.0f})")
 
 
 def main() -> int:
@@ -239,11 +297,15 @@ def main() -> int:
     ap.add_argument("-o", "--out", type=Path, required=True)
     ap.add_argument("--summary-only", action="store_true", help="print the table of DIR/runs.jsonl, run nothing")
     ap.add_argument("--stable", action="store_true", help="run the 10-minute stable run (after the campaign's runs)")
+    ap.add_argument("--cluster", default=Design.cluster, help="testbed cluster (default: %(default)s)")
+    ap.add_argument("--max-moves", type=int, default=Design.max_moves, help="tasks a reschedule may move (default: %(default)s)")
+    ap.add_argument("--phase1-even", action="store_true", help="also run even on the first phase alone, twice")
     args = ap.parse_args()
+    design = Design(args.cluster, args.max_moves, args.phase1_even)
     if not args.summary_only:
-        run_all(args.out)
+        run_all(args.out, design)
         if args.stable:
-            run_stable(args.out)
+            run_stable(args.out, design)
     runs = load(args.out / "runs.jsonl")
     if not runs:
         print(f"{args.out / 'runs.jsonl'}: no runs", file=sys.stderr)
