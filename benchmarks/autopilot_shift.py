@@ -13,6 +13,9 @@ phase on its own (two static runs, ``--phase1-even``), which its first rule comp
 
     .venv/bin/python benchmarks/autopilot_shift.py -o DIR --cluster 2high+2low --max-moves 8 --phase1-even --stable
 
+Its amendment ran our policy again after a change to the loop, reusing that campaign's static runs
+(they involve no autopilot): ``--policies hysteresis --statics-from DIR2``.
+
 Appends one record per run to DIR/runs.jsonl (run.json's figures, the timeline, the autopilot's
 decisions, the per-window spout and count rates) and keeps each run's directory under DIR/runs/;
 prints the plan's table: per policy the steady rates of both phases, the first apply, the
@@ -49,11 +52,12 @@ POINT = "10ms-sleeps"
 @dataclass(frozen=True)
 class Design:
     """What differs between the campaigns: the testbed cluster, the moves a reschedule may make,
-    and whether even runs the first phase on its own (kind ``static-phase1``)."""
+    whether even runs the first phase on its own (kind ``static-phase1``), and the policies run."""
 
     cluster: str = "1high+2low"
     max_moves: int = 4
     phase1_even: bool = False
+    policies: tuple[str, ...] = tuple(POLICIES)
 
     def autopilot(self, policy: str) -> dict:
         return {**POLICIES[policy], **AUTOPILOT, "max_moves": self.max_moves, "period_s": WINDOW}
@@ -81,7 +85,7 @@ def record(kind: str, name: str, rep: int, run: dict, run_dir: Path, design: Des
 
 
 def plan_order(design: Design, seed: int = 0) -> list[tuple[str, str, int]]:
-    rest = [("policy", p, r) for p in POLICIES for r in (1, 2)] + [("static", "even", 2)] + \
+    rest = [("policy", p, r) for p in design.policies for r in (1, 2)] + [("static", "even", 2)] + \
            [("static", "calibrated-lns", r) for r in (1, 2)] + \
            ([("static-phase1", "even", r) for r in (1, 2)] if design.phase1_even else [])
     random.Random(seed).shuffle(rest)
@@ -139,6 +143,18 @@ def run_stable(out: Path, design: Design) -> None:
     rec = record("stable", "hysteresis", 1, result.run, run_dir, design)
     with open(runs_file, "a") as fh:
         fh.write(json.dumps(rec) + "\n")
+
+
+def copy_statics(source: Path, runs_file: Path) -> None:
+    """The static runs of ``source`` into ``runs_file`` (once: not when it already holds one)."""
+    if any(r["kind"].startswith("static") for r in load(runs_file)):
+        return
+    statics = [r for r in load(source) if r["kind"].startswith("static")]
+    if not statics:
+        sys.exit(f"{source}: no static run")
+    runs_file.parent.mkdir(parents=True, exist_ok=True)
+    with open(runs_file, "a") as fh:
+        fh.writelines(json.dumps(r) + "\n" for r in statics)
 
 
 def load(path: Path) -> list[dict]:
@@ -300,8 +316,16 @@ def main() -> int:
     ap.add_argument("--cluster", default=Design.cluster, help="testbed cluster (default: %(default)s)")
     ap.add_argument("--max-moves", type=int, default=Design.max_moves, help="tasks a reschedule may move (default: %(default)s)")
     ap.add_argument("--phase1-even", action="store_true", help="also run even on the first phase alone, twice")
+    ap.add_argument("--policies", default=",".join(POLICIES), help="the policies to run, comma-separated (default: all)")
+    ap.add_argument("--statics-from", type=Path, metavar="DIR",
+                    help="take the static runs from DIR/runs.jsonl (an earlier campaign of the same design) instead of running them")
     args = ap.parse_args()
-    design = Design(args.cluster, args.max_moves, args.phase1_even)
+    policies = tuple(args.policies.split(","))
+    if not set(policies) <= set(POLICIES):
+        ap.error(f"--policies: expected some of {', '.join(POLICIES)}, got {args.policies}")
+    design = Design(args.cluster, args.max_moves, args.phase1_even, policies)
+    if args.statics_from and not args.summary_only:
+        copy_statics(args.statics_from / "runs.jsonl", args.out / "runs.jsonl")
     if not args.summary_only:
         run_all(args.out, design)
         if args.stable:

@@ -70,6 +70,21 @@ def test_a_confirmed_gain_writes_the_plan_and_the_log_says_why(tmp_path):
     assert "settling" in ap.step(52.0).reason
 
 
+def test_a_rising_rate_is_a_transient_nothing_is_decided_on(tmp_path):
+    """The job still warming up (its rate doubled over the horizon): no calibration on it; once two
+    windows run at one rate the loop decides again."""
+    write_windows(tmp_path / "monitor", [0.0, 10.0], rate=500.0)
+    write_windows(tmp_path / "monitor", [20.0], rate=1000.0)
+    ap = pilot(tmp_path)
+    rising = ap.step(32.0)
+    assert rising.decision == "keep" and rising.reason.startswith("settling: the rate rose 100% over the horizon")
+    assert rising.predicted_now is None and ap.history.above == 0
+    write_windows(tmp_path / "monitor", [30.0], rate=1040.0)   # 4 % above the window before: within 5 %
+    assert "period 1 of 2 to confirm" in ap.step(42.0).reason
+    with pytest.raises(ValueError, match="steady tolerance"):
+        Settings(steady_tolerance=-0.1)
+
+
 def test_a_restart_resumes_from_the_log(tmp_path):
     write_windows(tmp_path / "monitor", [0.0, 10.0, 20.0])
     ap = pilot(tmp_path, policy=Greedy())
