@@ -230,8 +230,8 @@ def run_autopilot(job: Job, monitor: str | os.PathLike, plan_dir: str | os.PathL
               log: str | os.PathLike | None = None, current: str | os.PathLike | None = None, policy: str = "hysteresis",
               period_s: float | None = None, periods: int | None = None, window_s: float = 10.0, horizon_windows: int = 3,
               max_moves: int | None = 4, move_cost: float = 0.01, time_limit: float = 2.0, min_gain: float = 0.05,
-              confirm: int = 2, cooldown_s: float = 300.0, operating_point: str | None = None,
-              receive: str | None = None, on_decision: Callable | None = None,
+              confirm: int = 2, cooldown_s: float = 300.0, steady_tolerance: float = 0.05,
+              operating_point: str | None = None, receive: str | None = None, on_decision: Callable | None = None,
               on_note: Callable[[str], None] | None = None) -> int:
     """Keeps the job's running topology well placed (:mod:`streamplace.autopilot`): every
     ``period_s`` (default one window) it reads ``monitor``'s windows, calibrates, reschedules and,
@@ -253,7 +253,7 @@ def run_autopilot(job: Job, monitor: str | os.PathLike, plan_dir: str | os.PathL
     try:
         point = named(operating_point) if operating_point else OperatingPoint("measured")
         settings = Settings(window_s=window_s, horizon_windows=horizon_windows, max_moves=max_moves, move_cost=move_cost,
-                            time_limit=time_limit, point=point)
+                            time_limit=time_limit, steady_tolerance=steady_tolerance, point=point)
     except ValueError as exc:
         raise InputError(str(exc)) from None
     plan_dir = Path(plan_dir)

@@ -216,6 +216,9 @@ def import_storm_ui_cmd(source, window, output):
 @click.option("--move-cost", type=FiniteFloat(min=0, max=1), default=0.01, show_default=True,
               help="Share of throughput one moved task costs (its worker restarts).")
 @click.option("--time-limit", type=SECONDS, default=2.0, show_default=True, help="Seconds of lns per period.")
+@click.option("--steady-tolerance", "steady_tolerance", type=FiniteFloat(min=0, max=100), default=0.05, show_default=True,
+              help="No decision while the newest window of the horizon executed more than this share above its oldest "
+                   "(the job warming up, or recovering from a move).")
 @click.option("--operating-point", "operating_point", type=click.Choice(list(sp.OPERATING_POINTS)), default=None,
               help="The job's operating point (acking, max spout pending, sleeps; default: Storm's defaults, no acking).")
 @click.option("--periods", type=click.IntRange(min=1), default=None, help="Stop after this many periods (default: run until stopped).")
@@ -225,11 +228,12 @@ def import_storm_ui_cmd(source, window, output):
               help="Also receive the windows of a topology whose monitor sends them through Storm's metrics path "
                    "(its RecordsConsumer's argument: http://HOST:PORT/records), writing them into --monitor.")
 def autopilot(topology, cluster, monitor, plan_dir, current, policy, period, window, horizon, min_gain, confirm, max_moves,
-              cooldown, move_cost, time_limit, operating_point, periods, log, receive):
+              cooldown, move_cost, time_limit, steady_tolerance, operating_point, periods, log, receive):
     """Keep TOPOLOGY well placed on CLUSTER while it runs: every period read the monitor's windows,
     calibrate the model on them, reschedule the running placement and, when the policy says so,
     write the plan the Nimbus plugin applies. One line per period; Ctrl-C or SIGTERM stop it."""
     sp.run_autopilot(sp.JobFiles(topology, cluster), monitor, plan_dir, log=log, current=current, policy=policy, period_s=period, periods=periods,
                  window_s=window, horizon_windows=horizon, max_moves=max_moves, move_cost=move_cost, time_limit=time_limit,
-                 min_gain=min_gain, confirm=confirm, cooldown_s=cooldown, operating_point=operating_point,
+                 min_gain=min_gain, confirm=confirm, cooldown_s=cooldown, steady_tolerance=steady_tolerance,
+                 operating_point=operating_point,
                  receive=receive, on_decision=lambda d: click.echo(d.line()), on_note=note)

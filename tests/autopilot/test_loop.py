@@ -151,10 +151,14 @@ def test_the_command_runs_periods_and_prints_one_line_each(cli, tmp_path):
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(cluster_to_dict(CLUSTER)))
     (tmp_path / "packed.json").write_text(json.dumps(PACKED.to_mapping(TOPO.task_labels, CLUSTER)))
     now = time.time()
-    write_windows(tmp_path / "monitor", [now - 40, now - 30])
-    code, out, err = cli(["autopilot", tmp_path / "t.yaml", tmp_path / "c.yaml", "--monitor", tmp_path / "monitor",
-                          "--plan-dir", tmp_path / "plans", "--current", tmp_path / "packed.json", "--policy", "greedy",
-                          "--periods", "1", "--period", "0.1", "--time-limit", "0.5"])
+    write_windows(tmp_path / "monitor", [now - 40])
+    write_windows(tmp_path / "monitor", [now - 30], rate=1150.0)   # 15 % above the window before
+    command = ["autopilot", tmp_path / "t.yaml", tmp_path / "c.yaml", "--monitor", tmp_path / "monitor",
+               "--plan-dir", tmp_path / "plans", "--current", tmp_path / "packed.json", "--policy", "greedy",
+               "--periods", "1", "--period", "0.1", "--time-limit", "0.5"]
+    code, out, err = cli([*command, "--log", tmp_path / "first.jsonl"])
+    assert code == 0 and " keep: settling: the rate rose 15% over the horizon" in out, err + out
+    code, out, err = cli([*command, "--steady-tolerance", "0.2"])
     assert code == 0, err
     assert out.count("\n") == 1 and " apply: improves" in out
     assert (tmp_path / "plans" / "job.json").is_file() and (tmp_path / "plans" / "job.autopilot.jsonl").is_file()
