@@ -15,11 +15,11 @@ Every period (:meth:`Autopilot.step`):
    task label the topology does not have (it changed shape): no plan, the reason logged. Nor
    on a horizon that is not steady: one holding windows from before the loop's last plan, or
    whose newest window executed more than ``steady_tolerance`` above its oldest (a transient:
-   the workers' JIT warm-up after the job's start, or the recovery after a move, 26-48 s on the
-   testbed). The calibration below takes the horizon for the placement's steady state; on a
-   rising rate it takes the placement for slower than it is and credits a move with the
-   difference (the testbed campaign ``2026-11-28-autopilot-shift``: plans written 35-45 s after
-   submission, while even's rate was still rising, and one every cool-down after each recovery).
+   the workers' JIT warm-up after the job's start, or the recovery after a move, a median
+   30-38 s on the testbed). The calibration below takes the horizon for the placement's steady
+   state; on a rising rate it takes the placement for slower than it is and credits a move with
+   the difference (the testbed campaign ``2026-11-28-autopilot-shift``: every policy's first
+   plan written 29-42 s after submission, while even's rate was still rising).
 2. **Profile.** The horizon's traffic as the task graph's edge weights (tuples/s per task pair,
    what ``streamplace profile`` computes over a whole run), the topology's per-task loads kept.
 3. **Calibration.** The model calibrated on the horizon as a run of the running placement
