@@ -98,7 +98,7 @@ def run_all(out: Path, design: Design) -> None:
     done = {(r["kind"], r["name"], r["rep"]) for r in load(runs_file)}
     topo = runtime.shift(SHIFT_AT)
     cluster = runtime.named_cluster(design.cluster)
-    first = Problem.from_topology(topo.without_phases(), cluster)
+    first = first_phase(design)
     phased = Problem.from_topology(topo, cluster)
     second = Problem.from_topology(topo.at(SHIFT_AT), cluster)
     lns_plan = out / "calibrated-lns.json"
@@ -130,12 +130,17 @@ def run_all(out: Path, design: Design) -> None:
             print(f"    calibrated-lns predicted {model.predict(chosen).throughput:,.0f} tuples/s", flush=True)
 
 
+def first_phase(design: Design) -> Problem:
+    """The job without its shift (uniform keys throughout) on the design's cluster."""
+    return Problem.from_topology(runtime.shift(SHIFT_AT).without_phases(), runtime.named_cluster(design.cluster))
+
+
 def run_stable(out: Path, design: Design) -> None:
     """The plan's amendment: the first phase alone (no shift) for 10 minutes under our policy."""
     runs_file = out / "runs.jsonl"
     if any(r["kind"] == "stable" for r in load(runs_file)):
         return
-    problem = Problem.from_topology(runtime.shift(SHIFT_AT).without_phases(), runtime.named_cluster(design.cluster))
+    problem = first_phase(design)
     run_dir = out / "runs" / "stable-hysteresis-r1"
     print("[stable] hysteresis r1, 600 s", flush=True)
     result = sp.storm_run(problem, run_dir, settings(STABLE_MEASURED), scheduler="even", force=True,
@@ -271,25 +276,26 @@ def print_table(a: dict) -> None:
                   f"{r['phase2'] / r['best_static_mean']:6.1%} {r['reschedules']:5d} {r['lost_tuples']:9,.0f}  {mig}")
     print(f"\n{'policy':13s} {'plans':>6s} {'phase 2':>9s} {'spread':>7s} {'recovery s (median, range, never)':>34s} "
           f"{'dip tuples (median, range)':>30s} {'lost':>9s}")
-    for name, m in medians(a).items():
+    per_policy = medians(a)
+    for name, m in per_policy.items():
         rec = (f"{_seconds(m['recovery_median'])}, {_seconds(m['recovery_range'][0])}-{_seconds(m['recovery_range'][1])}"
                if m["recovery_range"] else "-") + f", {m['not_recovered']}"
         dip = f"{m['dip_median']:,.0f}, {m['dip_range'][0]:,.0f}-{m['dip_range'][1]:,.0f}" if m["dip_range"] else "-"
         print(f"{name:13s} {m['reschedules']:6.1f} {m['phase2']:9,.0f} {m['phase2_spread']:7,.0f} {rec:>34s} {dip:>30s} "
               f"{m['lost_mean']:9,.0f}")
     if a["phase1_even"]:
-        print_rules(a)
+        print_rules(a, per_policy)
     for s in a["stable"]:
         print(f"\nstable run (no shift, hysteresis, {s['periods']} periods): plans applied at "
               f"{', '.join(f'{t} s' for t in s['applies_s']) or 'none'}; throughput {s['throughput']:,.0f} tuples/s")
 
 
-def print_rules(a: dict) -> None:
+def print_rules(a: dict, per_policy: dict) -> None:
     """The second plan's rules 1-3, judged: per run, the first apply by period 5 with a first-phase
     rate above even's on its own, and a second-phase rate at 90 % of the best static or more;
     per policy, ours the fewest reschedules at a second-phase rate no lower than each other
-    policy's less its spread."""
-    even1, best = a["phase1_even"]["mean"], statistics.fmean(a["static"][a["best_static"]]["runs"])
+    policy's less its spread (``per_policy``: :func:`medians`)."""
+    even1, best = a["phase1_even"]["mean"], a["static"][a["best_static"]]["mean"]
     print(f"\nrules (even alone on phase 1: {even1:,.0f}; best static of phase 2: {best:,.0f}):")
     for name, rows in a["policies"].items():
         for r in sorted(rows, key=lambda r: r["rep"]):
@@ -298,10 +304,9 @@ def print_rules(a: dict) -> None:
             print(f"  {name:13s} r{r['rep']}: 1 {'met' if one else 'missed'} (first {r['first_apply_period']}, "
                   f"phase 1 {r['phase1'] / even1 - 1:+.1%} on even), 2 {'met' if two else 'missed'} "
                   f"({r['phase2'] / best:.1%} of best)")
-    m = medians(a)
-    if "hysteresis" in m:
-        ours = m["hysteresis"]
-        for name, o in m.items():
+    if "hysteresis" in per_policy:
+        ours = per_policy["hysteresis"]
+        for name, o in per_policy.items():
             if name != "hysteresis":
                 fewer, rate = ours["reschedules"] < o["reschedules"], ours["phase2"] >= o["phase2"] - o["phase2_spread"]
                 print(f"  3 vs {name}: {'met' if fewer and rate else 'missed'} (plans {ours['reschedules']:.1f} vs "
