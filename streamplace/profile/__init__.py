@@ -57,6 +57,7 @@ class InputFile:
     path: Path
     fmt: str
     columns: tuple[str, ...]
+    size: int = 0   #: bytes of its data files
 
 
 def input_format(path: Path, fmt: str | None = None) -> str:
@@ -143,12 +144,12 @@ def inspect_input(path: str | os.PathLike, fmt: str | None = None, required: tup
     fmt = input_format(p, fmt)
     files = _data_files(p)
     note_input(p)
-    check_total_size(files, p, what=f"{fmt} records")
+    size = check_total_size(files, p, what=f"{fmt} records")
     columns = _columns(p, fmt, files)
     missing = [c for c in required if c not in columns]
     if missing:
         raise SpecError(p, missing[0], f"missing column (the file has columns {', '.join(columns)}; expected {', '.join(required)})")
-    return InputFile(path=p, fmt=fmt, columns=columns)
+    return InputFile(path=p, fmt=fmt, columns=columns, size=size)
 
 
 def _read_parquet(path: Path, columns: tuple[str, ...]):
