@@ -632,7 +632,10 @@ def _run_locked(scenarios, out_dir: Path, spark_master, batch_size, retry_failed
     tally = _Tally(done=skipped, total=len(scenarios))
     try:
         if pending:
-            with spark_session(spark_master) as spark:
+            # C1 only: the JVM only ships batches to the Python workers that schedule; measured on
+            # 2 cores (two runs each), 16 scenarios 8.1-8.5 s against 8.9-9.7 s, 480 scenarios
+            # 14.8-15.1 s against 16.4-16.5 s, with 40 % less CPU
+            with spark_session(spark_master, fast_start=True) as spark:
                 _run_batches(spark.sparkContext, pending, out_dir, tally, batch_size, on_progress)
         elif on_progress:
             on_progress(SweepProgress(done=tally.done, total=tally.total, batches_done=0, batches=0, failed=0))

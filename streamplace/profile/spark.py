@@ -109,8 +109,8 @@ def session_conf(master: str, *, driver_memory: str = "2g", shuffle_partitions: 
     ``local_dir`` is the driver's ``spark.local.dir`` and ``java.io.tmpdir``."""
     local = master.startswith("local")
     log_opt = f"-Dlog4j2.configurationFile={LOG4J.resolve().as_uri()}"
-    driver_opts = [log_opt] + (["-XX:TieredStopAtLevel=1"] if fast_start else []) + \
-        ([f"-Djava.io.tmpdir={local_dir}"] if local_dir else [])
+    jit = ["-XX:TieredStopAtLevel=1"] if fast_start else []
+    driver_opts = [log_opt, *jit] + ([f"-Djava.io.tmpdir={local_dir}"] if local_dir else [])
     conf = {
         "spark.app.name": "streamplace",
         "spark.ui.enabled": "false",
@@ -127,7 +127,7 @@ def session_conf(master: str, *, driver_memory: str = "2g", shuffle_partitions: 
         conf["spark.driver.host"] = "127.0.0.1"
         conf["spark.driver.bindAddress"] = "127.0.0.1"
         if not local:
-            conf["spark.executor.extraJavaOptions"] = log_opt
+            conf["spark.executor.extraJavaOptions"] = " ".join([log_opt, *jit])
     return conf
 
 

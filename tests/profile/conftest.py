@@ -75,7 +75,8 @@ def standalone(tmp_path_factory):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_", "PYSPARK_"))}
     env.update(SPARK_HOME=str(SPARK_HOME), SPARK_CONF_DIR=str(conf), SPARK_LOG_DIR=str(root / "logs"),
                SPARK_PID_DIR=str(root / "pids"), SPARK_IDENT_STRING=f"streamplace-test-{os.getpid()}",
-               SPARK_LOCAL_IP="127.0.0.1", SPARK_DAEMON_MEMORY="512m")
+               SPARK_LOCAL_IP="127.0.0.1", SPARK_DAEMON_MEMORY="512m",
+               SPARK_DAEMON_JAVA_OPTS="-XX:TieredStopAtLevel=1")   # C1 only: the daemons start faster
     port, ui_port, worker_ui = _free_port(), _free_port(), _free_port()
     url = f"spark://127.0.0.1:{port}"
     started = []

@@ -61,6 +61,12 @@ def test_session_defaults(spark):
     remote = session_conf("spark://10.1.2.3:7077")
     assert "spark.driver.host" not in remote and remote["spark.sql.shuffle.partitions"] == "16"
     assert session_conf("spark://127.0.0.1:7077")["spark.executor.extraJavaOptions"].startswith("-Dlog4j2.configurationFile=")
+    c1 = "-XX:TieredStopAtLevel=1"
+    assert c1 not in conf["spark.driver.extraJavaOptions"]
+    assert c1 in session_conf("local[2]", fast_start=True)["spark.driver.extraJavaOptions"].split()
+    here = session_conf("spark://127.0.0.1:7077", fast_start=True)
+    assert c1 in here["spark.driver.extraJavaOptions"].split() and c1 in here["spark.executor.extraJavaOptions"].split()
+    assert c1 not in session_conf("spark://127.0.0.1:7077")["spark.executor.extraJavaOptions"]
     running = spark.sparkContext.getConf()
     assert running.get("spark.ui.enabled") == "false" and spark.conf.get("spark.sql.session.timeZone") == "UTC"
     assert os.environ["PYSPARK_PYTHON"] == sys.executable
