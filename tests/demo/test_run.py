@@ -31,23 +31,25 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 # The throughput scheduler's own job has task loads = predicted CPU %, which a topology spec cannot
 # carry (they depend on the machine type): these keys of its records are not rebuilt from the files.
 LOAD_KEYS = {"max_utilisation", "imbalance", "overloaded_nodes", "valid"}
-#: the demo fixture's Storm warm-up (s): enough for tuples to flow before the measured window
+#: the demo fixture's Storm warm-up and its one measured window (s): enough for tuples to flow
 STORM_WARMUP_S = 2.0
+STORM_WINDOW_S = 2.0
 
 
 @pytest.fixture(scope="module")
 def demo(spark, tmp_path_factory):
     """``streamplace demo --quick`` once for the module; (output dir, records, run.json, terminal output).
 
-    Its Storm step measures one window (``storm_step.WINDOW_S``) after :data:`STORM_WARMUP_S` of
-    warm-up instead of the demo's 10 s + 10 s: what the tests check of it (Storm
+    Its Storm step measures one window of :data:`STORM_WINDOW_S` after :data:`STORM_WARMUP_S` of
+    warm-up instead of the demo's 10 s + two 5-s windows: what the tests check of it (Storm
     ran the plans, tuples flowed, the figures are recorded) does not need settled figures."""
     out = tmp_path_factory.mktemp("demo")
     stdout = io.StringIO()
     with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(stdout), pytest.raises(SystemExit) as info:
         mp.delenv("STREAMPLACE_SPARK_MASTER", raising=False)
         mp.setattr(storm_step, "WARMUP_S", STORM_WARMUP_S)
-        mp.setattr(storm_step, "MEASURE_S", storm_step.WINDOW_S)
+        mp.setattr(storm_step, "WINDOW_S", STORM_WINDOW_S)
+        mp.setattr(storm_step, "MEASURE_S", STORM_WINDOW_S)
         main(["demo", "--quick", "--time-limit", "5", "-o", str(out)])
         raise SystemExit(0)
     assert (info.value.code or 0) == 0, stdout.getvalue()

@@ -49,10 +49,10 @@ def runs(testbed_ready, tmp_path_factory):
     assert topo.task_labels == ["S[0]", "S[1]", "S[2]", "B[0]", "B[1]", "B[2]"]
     spread = _placement([0, 1, 2, 0, 1, 2])
     single = _placement([0] * 6)
-    jobs = [Job("spread", _named(topo, "spread"), spread, 3, monitor=True, duration_s=6),
-            Job("single", _named(topo, "single"), single, 1, monitor=True, duration_s=6)]
+    jobs = [Job("spread", _named(topo, "spread"), spread, 3, monitor=True, duration_s=4),
+            Job("single", _named(topo, "single"), single, 1, monitor=True, duration_s=4)]
     work = tmp_path_factory.mktemp("testbed")
-    settings = RunSettings(mode="cluster", warmup_s=4, duration_s=6, window_s=2, monitor_via="metrics")
+    settings = RunSettings(mode="cluster", warmup_s=2, duration_s=4, window_s=2, monitor_via="metrics")
     results = run_jobs(cluster, jobs, settings, work, monitor_dir=work / "monitor")
     return topo, cluster, {"spread": spread, "single": single}, results, work, leftovers()
 
