@@ -71,7 +71,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..files import quote
-from ..exact import cut_weight, greedy_placement, solve_min_inter_node
+from ..exact import cut_weight, greedy_placement
 from ..model import Placement, Problem
 from ..model.placement import capacity_slack
 from ..partition import kway_partition
@@ -280,6 +280,7 @@ class IScheduler(Scheduler):
         solution = None
         budget = deadline - time.perf_counter()
         if budget > 0:
+            from ..exact import solve_min_inter_node   # imports OR-Tools on first use
             sol = solve_min_inter_node(dense, reduced_loads, caps, time_limit=budget, seed=self.seed,
                                        hint=hint)
             info.update(status=sol.status, objective=sol.objective, lower_bound=sol.lower_bound,

@@ -68,7 +68,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..files import quote
-from ..exact import solve_min_inter_node
 from ..model import Placement, Problem
 from ..model.performance import CostModel, Predictor, load_cost_model
 from ..model.placement import capacity_slack
@@ -241,6 +240,7 @@ class _Search:
         classes = np.concatenate([np.arange(nodes.size), nodes.size + self.op[members[~kept[members]]]])
         upper = sp.triu(weights, k=1).tocoo()
         before = _cut((upper.row, upper.col, upper.data), hint)
+        from ..exact import solve_min_inter_node   # imports OR-Tools on first use
         sol = solve_min_inter_node(weights.toarray(), loads, self.caps[nodes], groups=classes, time_limit=time_limit,
                                    seed=seed, hint=hint)
         if sol.node_of_task is None or sol.objective is None or sol.objective >= before - _IMPROVEMENT * max(1.0, before):
@@ -392,6 +392,7 @@ class LnsScheduler(Scheduler):
             status, bound = Status.OPTIMAL, 0.0
         elif throughput is None and problem.n_tasks <= self.prove_tasks:
             budget = max(0.1, (deadline - time.perf_counter()) * self.prove_share)
+            from ..exact import solve_min_inter_node   # imports OR-Tools on first use
             sol = solve_min_inter_node(problem.graph.weights.toarray(), problem.graph.loads, problem.cluster.capacities,
                                        groups=problem.topology.operator_of_task, time_limit=budget, seed=self.seed,
                                        hint=search.node, extra=problem.resources.extra)

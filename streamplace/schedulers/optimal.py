@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..exact import solve_min_inter_node
 from ..model import Placement, Problem
 from .base import Outcome, Scheduler, register
 from .second_level import DEFAULT_TASKS_PER_WORKER, assign_workers
@@ -53,6 +52,7 @@ class OptimalScheduler(Scheduler):
         return f"{n} tasks exceed the exact solver's limit max_tasks={self.max_tasks}; use ischeduler" if n > self.max_tasks else None
 
     def _schedule(self, problem: Problem) -> Outcome:
+        from ..exact import solve_min_inter_node   # imports OR-Tools on first use
         sol = solve_min_inter_node(problem.graph.weights.toarray(), problem.graph.loads, problem.cluster.capacities,
                                    groups=problem.topology.operator_of_task, time_limit=self.time_limit,
                                    num_workers=self.num_workers, seed=self.seed, extra=problem.resources.extra)
