@@ -18,6 +18,34 @@ STORM_RUN_KEYS = ("mode", "storm_version", "plan_applied", "plan_matches", "sche
                   "jvm_peak_rss_mb", "wall_s")
 
 
+def loop_options(prefix: str):
+    """The autopilot loop's options, shared by ``autopilot`` and ``storm run --autopilot`` (one
+    home for their names, ranges and defaults; ``prefix`` leads each help text)."""
+    def say(text):
+        return (prefix + text)[:1].upper() + (prefix + text)[1:]
+    options = [
+        click.option("--min-gain", type=FiniteFloat(min=0, max=100), default=0.05, show_default=True,
+                     help=say("predicted gain (share of throughput, after the migration cost) a change must bring (hysteresis).")),
+        click.option("--confirm", type=click.IntRange(min=1), default=2, show_default=True,
+                     help=say("periods in a row the gain must hold (hysteresis).")),
+        click.option("--max-moves", type=click.IntRange(min=0), default=4, show_default=True,
+                     help=say("tasks one change may move.")),
+        click.option("--move-cost", type=FiniteFloat(min=0, max=1), default=0.01, show_default=True,
+                     help=say("share of throughput one moved task costs (its worker restarts).")),
+        click.option("--horizon", type=click.IntRange(min=1), default=3, show_default=True,
+                     help=say("windows each period reads.")),
+        click.option("--steady-tolerance", "steady_tolerance", type=FiniteFloat(min=0, max=100), default=0.05, show_default=True,
+                     help=say("no decision while the newest window of the horizon executed more than this share above "
+                                   "its oldest (the job warming up, or recovering from a move).")),
+    ]
+
+    def decorate(command):
+        for option in reversed(options):
+            command = option(command)
+        return command
+    return decorate
+
+
 @cli.group()
 def storm():
     """Run placements on Apache Storm; write plans for a Storm cluster's scheduler plugin."""
@@ -73,19 +101,15 @@ def storm():
                    "applied in run.json.")
 @click.option("--autopilot-policy", type=click.Choice(["hysteresis", "every-period", "greedy"]), default="hysteresis",
               show_default=True, help="With --autopilot: when a candidate is applied.")
-@click.option("--min-gain", type=FiniteFloat(min=0, max=100), default=0.05, show_default=True,
-              help="With --autopilot: predicted gain a change must bring (hysteresis).")
-@click.option("--confirm", type=click.IntRange(min=1), default=2, show_default=True,
-              help="With --autopilot: periods in a row the gain must hold (hysteresis).")
-@click.option("--max-moves", type=click.IntRange(min=0), default=4, show_default=True,
-              help="With --autopilot: tasks one change may move.")
+@loop_options("With --autopilot: ")
 @click.option("--cooldown", type=FiniteFloat(min=0, max=1e7), default=60.0, show_default=True,
               help="With --autopilot: seconds after a change before the next (hysteresis).")
 @click.option("--force", is_flag=True, help="Replace the output directory if it exists.")
 @click.option("-o", "--output", "out_dir", type=OutputPath("dir"), required=True, help="Directory to write.")
 def storm_run(topology, cluster, plan_path, name, params, seed, time_limit, profiling, storm_default, workers,
               storm_scheduler, duration, warmup, window, ackers, load_aware, heap_mb, storm_conf, fmt, mode, worker_heap_mb, cpu_budget,
-              operating_point, monitor_via, autopilot, autopilot_policy, min_gain, confirm, max_moves, cooldown, force, out_dir):
+              operating_point, monitor_via, autopilot, autopilot_policy, min_gain, confirm, max_moves, move_cost, horizon,
+              steady_tolerance, cooldown, force, out_dir):
     """Run TOPOLOGY on Storm with CLUSTER's nodes, under a plan, and measure it.
 
     Writes DIR/run.json (what Storm assigned, read back from Storm, throughput, latency; on the
@@ -104,6 +128,7 @@ def storm_run(topology, cluster, plan_path, name, params, seed, time_limit, prof
                         profiling=profiling, workers=workers, fmt=fmt, force=force,
                         on_event=_storm_progress(settings), on_note=note,
                         autopilot=dict(policy=autopilot_policy, min_gain=min_gain, confirm=confirm, max_moves=max_moves,
+                                       move_cost=move_cost, horizon_windows=horizon, steady_tolerance=steady_tolerance,
                                        cooldown_s=cooldown) if autopilot else None)
     run, problem = done.run, done.problem
     Console().print(vertical({k: run[k] for k in STORM_RUN_KEYS if k in run}, f"storm run: {problem.topology.name} on {problem.cluster.name}"))
@@ -206,19 +231,10 @@ def import_storm_ui_cmd(source, window, output):
                    "period; greedy: [F]'s reference, whenever the prediction improves.")
 @click.option("--period", type=FiniteFloat(min=0.1, max=1e6), default=None, help="Seconds between periods (default: one window).")
 @click.option("--window", type=FiniteFloat(min=0.1, max=1e6), default=10.0, show_default=True, help="The monitor's window, seconds.")
-@click.option("--horizon", type=click.IntRange(min=1), default=3, show_default=True, help="Windows each period reads.")
-@click.option("--min-gain", type=FiniteFloat(min=0, max=100), default=0.05, show_default=True,
-              help="Predicted gain (share of throughput, after the migration cost) a change must bring.")
-@click.option("--confirm", type=click.IntRange(min=1), default=2, show_default=True, help="Periods in a row the gain must hold.")
-@click.option("--max-moves", type=click.IntRange(min=0), default=4, show_default=True, help="Tasks one change may move.")
+@loop_options("")
 @click.option("--cooldown", type=FiniteFloat(min=0, max=1e7), default=300.0, show_default=True,
               help="Seconds after a change before the next.")
-@click.option("--move-cost", type=FiniteFloat(min=0, max=1), default=0.01, show_default=True,
-              help="Share of throughput one moved task costs (its worker restarts).")
 @click.option("--time-limit", type=SECONDS, default=2.0, show_default=True, help="Seconds of lns per period.")
-@click.option("--steady-tolerance", "steady_tolerance", type=FiniteFloat(min=0, max=100), default=0.05, show_default=True,
-              help="No decision while the newest window of the horizon executed more than this share above its oldest "
-                   "(the job warming up, or recovering from a move).")
 @click.option("--operating-point", "operating_point", type=click.Choice(list(sp.OPERATING_POINTS)), default=None,
               help="The job's operating point (acking, max spout pending, sleeps; default: Storm's defaults, no acking).")
 @click.option("--periods", type=click.IntRange(min=1), default=None, help="Stop after this many periods (default: run until stopped).")
@@ -227,8 +243,8 @@ def import_storm_ui_cmd(source, window, output):
 @click.option("--receive", "receive", metavar="HOST:PORT", default=None,
               help="Also receive the windows of a topology whose monitor sends them through Storm's metrics path "
                    "(its RecordsConsumer's argument: http://HOST:PORT/records), writing them into --monitor.")
-def autopilot(topology, cluster, monitor, plan_dir, current, policy, period, window, horizon, min_gain, confirm, max_moves,
-              cooldown, move_cost, time_limit, steady_tolerance, operating_point, periods, log, receive):
+def autopilot(topology, cluster, monitor, plan_dir, current, policy, period, window, min_gain, confirm, max_moves, move_cost,
+              horizon, steady_tolerance, cooldown, time_limit, operating_point, periods, log, receive):
     """Keep TOPOLOGY well placed on CLUSTER while it runs: every period read the monitor's windows,
     calibrate the model on them, reschedule the running placement and, when the policy says so,
     write the plan the Nimbus plugin applies. One line per period; Ctrl-C or SIGTERM stop it."""

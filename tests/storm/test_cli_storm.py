@@ -130,3 +130,25 @@ def test_a_setting_storm_does_not_know_or_rejects_is_one_line_exit_2(storm_ready
                         "--storm-conf", pair, "-o", str(files / "out")], capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and says in r.stderr, r.stderr
     assert not (files / "out").exists()
+
+
+def test_autopilot_options_reach_the_loop_beside_the_run(files, cli, monkeypatch):
+    """``storm run --autopilot`` takes the loop's options the ``autopilot`` command takes; what
+    reaches the run is the loop built from them (Storm itself is not started here)."""
+    import streamplace.storm.run as storm_run
+    seen = {}
+
+    def measure(problem, placement, out_dir, settings, **kwargs):
+        seen["beside"] = kwargs["beside"]
+        raise SystemExit(0)
+
+    monkeypatch.setattr(storm_run, "measure", measure)
+    code, _, err = cli(["storm", "run", files / "t.yaml", files / "c.yaml", "--scheduler", "even", "--window", "2",
+                        "--autopilot", "--min-gain", "0.1", "--confirm", "3", "--max-moves", "20", "--move-cost", "0.02",
+                        "--horizon", "4", "--steady-tolerance", "0.3", "--cooldown", "15", "-o", files / "out"])
+    assert code == 0, err
+    beside = seen["beside"]
+    s = beside.settings
+    assert (s.window_s, s.horizon_windows, s.max_moves, s.move_cost, s.steady_tolerance) == (2.0, 4, 20, 0.02, 0.3)
+    assert (beside.policy.min_gain, beside.policy.confirm, beside.policy.cooldown_s) == (0.1, 3, 15.0)
+    assert beside.period_s == 2.0
