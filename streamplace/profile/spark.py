@@ -106,7 +106,8 @@ def _local_cores(master: str) -> int:
 def session_conf(master: str, *, driver_memory: str = "2g", shuffle_partitions: int | None = None,
                  fast_start: bool = False, local_dir: str | None = None) -> dict[str, str]:
     """The Spark configuration :func:`start_session` uses (exposed for inspection and tests);
-    ``local_dir`` is the driver's ``spark.local.dir`` and ``java.io.tmpdir``."""
+    ``local_dir`` is the driver's ``spark.local.dir`` and ``java.io.tmpdir``; ``fast_start``: the
+    driver (and executors on a cluster of this machine) compile with C1 only (:data:`FAST_START_MAX_BYTES`)."""
     local = master.startswith("local")
     log_opt = f"-Dlog4j2.configurationFile={LOG4J.resolve().as_uri()}"
     jit = ["-XX:TieredStopAtLevel=1"] if fast_start else []
