@@ -51,7 +51,7 @@ def profile_records(topology: str, traffic: Sequence[str], load: Sequence[str], 
     (``start_text``/``end_text``: how the user wrote them, for the error)."""
     from . import LOAD_COLUMNS, TRAFFIC_COLUMNS, inspect_input
     from .metrics import build_profile
-    from .spark import FAST_START_MAX_BYTES, SparkUnavailable, spark_session
+    from .spark import SparkUnavailable, fast_start_for, spark_session
     topo = load_topology(topology)
     if start is not None and end is not None and not start < end:
         raise InputError(f"--from/--to: the range is empty ({start_text} is not before {end_text})")
@@ -62,7 +62,7 @@ def profile_records(topology: str, traffic: Sequence[str], load: Sequence[str], 
             size += inspect_input(path, fmt, columns).size
         refuse_repeated_files(option, paths)
     try:
-        with spark_session(spark_master, fast_start=size <= FAST_START_MAX_BYTES) as spark:
+        with spark_session(spark_master, fast_start=fast_start_for(size)) as spark:
             return build_profile(spark, topo, traffic, load, out_dir=out_dir, fmt=fmt,
                                  start=start, end=end, half_life=half_life, weight=weight)
     except SparkUnavailable as exc:
@@ -78,7 +78,7 @@ def replay_records(records: str, out_dir: str, *, app: str | None = None, topolo
     ``out_dir``/traffic.<fmt> and load.<fmt>; returns ``(monitoring, paths)``."""
     from . import inspect_input
     from ..workloads.applications import application
-    from .spark import FAST_START_MAX_BYTES, SparkUnavailable, spark_session
+    from .spark import SparkUnavailable, fast_start_for, spark_session
     from .traffic import ReplayError, monitoring_paths, read_application_records, release, replay, write_monitoring
     for written in monitoring_paths(out_dir, fmt):   # before any work: not an input, a known format
         check_output_file(written)
@@ -96,7 +96,7 @@ def replay_records(records: str, out_dir: str, *, app: str | None = None, topolo
     time_column = time_column or (bundled.time_column if bundled else "ts")
     inp = inspect_input(records, records_format, (time_column,))
     try:
-        with spark_session(spark_master, fast_start=inp.size <= FAST_START_MAX_BYTES) as spark:
+        with spark_session(spark_master, fast_start=fast_start_for(inp.size)) as spark:
             mon = replay(spark, topo, read_application_records(spark, inp), logic=bundled.logic if bundled else None,
                          time_column=time_column, window_seconds=window_seconds, placement=placed, seed=seed)
             try:

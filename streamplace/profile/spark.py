@@ -64,6 +64,12 @@ class SparkUnavailable(RuntimeError):
     """Spark cannot run here (no Java, Java too old, a session on another master exists)."""
 
 
+def fast_start_for(input_bytes: int) -> bool:
+    """Whether a job reading ``input_bytes`` of records starts its JVM with C1 only
+    (:data:`FAST_START_MAX_BYTES`)."""
+    return input_bytes <= FAST_START_MAX_BYTES
+
+
 def java_version(env: dict | None = None) -> int:
     """Major version of the ``java`` Spark would launch (``$JAVA_HOME/bin/java``, else PATH)."""
     env = dict(os.environ if env is None else env)
