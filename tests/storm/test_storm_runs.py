@@ -104,7 +104,7 @@ def measured(storm_ready, groupings, tmp_path_factory):
     p = groupings
     placement = make_scheduler("metis", {}).schedule(p).placement
     out = tmp_path_factory.mktemp("measured") / "run"
-    settings = RunSettings(duration_s=4, warmup_s=2, window_s=1, monitor_via="metrics", ackers=2,
+    settings = RunSettings(duration_s=4, warmup_s=4, window_s=1, monitor_via="metrics", ackers=2,
                            storm_conf={"topology.bolt.wait.progressive.level3.sleep.millis": 2})
     run = measure(p, placement, out, settings)
     return p, placement, out, run
@@ -219,7 +219,7 @@ def test_a_source_emits_selectivity_tuples_per_record_it_reads(storm_ready, tmp_
                                      Operator("out", 2, role="sink")], [Stream("src", "out")])
     p = Problem.from_topology(topo, Cluster.build("two", [Node(f"h{i}", 4, slots=1) for i in range(2)]))
     placement = make_scheduler("even", {}).schedule(p).placement
-    run = measure(p, placement, tmp_path / "run", RunSettings(duration_s=4, warmup_s=2, window_s=1))
+    run = measure(p, placement, tmp_path / "run", RunSettings(duration_s=4, warmup_s=3, window_s=1))
     in_rate, _ = stream_flows(topo)
     sent = float(in_rate[topo.tasks_of("out")].sum())   # what the model says the sinks receive
     assert sent == pytest.approx(100.0)
