@@ -41,8 +41,9 @@ def micro_linear():
     return dataclasses.replace(topo, name="linear12"), renamed(Cluster.from_capacities({4: 4}, slots=2), "l")
 
 
-def smart_home():
-    app = application("smart-home")
+def page_view():
+    """[LF]'s page-view count (16 tasks) on its five nodes, two slots each."""
+    app = application("page-view")
     return app.topology, renamed(Cluster.build("app", [dataclasses.replace(n, slots=2) for n in app.cluster().nodes]), "a")
 
 
