@@ -16,6 +16,13 @@ phase on its own (two static runs, ``--phase1-even``), which its first rule comp
 Its amendment ran our policy again after a change to the loop, reusing that campaign's static runs
 (they involve no autopilot): ``--policies hysteresis --statics-from DIR2``.
 
+The third (benchmarks/results/PLAN-autopilot-shift-3.md) lets the autopilot join the job a minute
+after its workers run, as an operator starts it beside a running job, and shifts the keys later so
+that the first phase's steady window follows the first plan's migration:
+
+    .venv/bin/python benchmarks/autopilot_shift.py -o DIR --cluster 2high+2low --max-moves 20 --phase1-even \
+        --shift-at 240 --autopilot-after 60 --phase1-from 160 --stable
+
 Appends one record per run to DIR/runs.jsonl (run.json's figures, the timeline, the autopilot's
 decisions, the per-window spout and count rates) and keeps each run's directory under DIR/runs/;
 prints the plan's table: per policy the steady rates of both phases, the first apply, the
@@ -37,10 +44,12 @@ import streamplace as sp
 from streamplace.model import Problem
 from streamplace.workloads import runtime
 
-SHIFT_AT = 120.0
+SHIFT_AT = 120.0     # the first two campaigns' shift; the third's is later (Design.shift_at)
+PHASE1_FROM = 60.0   # the first two campaigns' first-phase steady window: [60 s, shift)
+PHASE2_AFTER = 80.0  # the second phase's steady window: [shift + 80 s, end)
 WINDOW = 5.0
 WARMUP = 10.0
-POLICY_MEASURED = 270.0
+POLICY_AFTER_SHIFT = 150.0   # a policy run's measured time after the shift (270 s with the shift at 120)
 STATIC_MEASURED = 120.0
 STABLE_MEASURED = 600.0
 POLICIES = {"hysteresis": {"policy": "hysteresis", "min_gain": 0.05, "confirm": 2, "cooldown_s": 60.0},
@@ -52,15 +61,24 @@ POINT = "10ms-sleeps"
 @dataclass(frozen=True)
 class Design:
     """What differs between the campaigns: the testbed cluster, the moves a reschedule may make,
-    whether even runs the first phase on its own (kind ``static-phase1``), and the policies run."""
+    whether even runs the first phase on its own (kind ``static-phase1``), the policies run, and
+    (the third campaign) the shift's time, the seconds after the job's workers run when the
+    autopilot joins it, and the start of the first phase's steady window."""
 
     cluster: str = "1high+2low"
     max_moves: int = 4
     phase1_even: bool = False
     policies: tuple[str, ...] = tuple(POLICIES)
+    shift_at: float = SHIFT_AT
+    autopilot_after: float = 0.0
+    phase1_from: float = PHASE1_FROM
 
     def autopilot(self, policy: str) -> dict:
-        return {**POLICIES[policy], **AUTOPILOT, "max_moves": self.max_moves, "period_s": WINDOW}
+        return {**POLICIES[policy], **AUTOPILOT, "max_moves": self.max_moves, "period_s": WINDOW,
+                "after_s": self.autopilot_after}
+
+    def policy_measured(self) -> float:
+        return self.shift_at + POLICY_AFTER_SHIFT
 
 
 def settings(measured: float):
@@ -79,6 +97,7 @@ def record(kind: str, name: str, rep: int, run: dict, run_dir: Path, design: Des
     keep = ("throughput", "bolt_throughput", "source_rate", "submitted_at", "timeline", "plans", "assignment",
             "operating_point", "cpu_budget", "latency_ms", "window_s", "warmup_s", "duration_s")
     return {"kind": kind, "name": name, "rep": rep, "cluster": design.cluster, "max_moves": design.max_moves,
+            "shift_at": design.shift_at, "autopilot_after_s": design.autopilot_after, "phase1_from": design.phase1_from,
             **{k: run.get(k) for k in keep},
             "executed": {str(w): dict(ops) for w, ops in sorted(per_window.items())},
             "autopilot": log}
@@ -96,11 +115,11 @@ def run_all(out: Path, design: Design) -> None:
     out.mkdir(parents=True, exist_ok=True)
     runs_file = out / "runs.jsonl"
     done = {(r["kind"], r["name"], r["rep"]) for r in load(runs_file)}
-    topo = runtime.shift(SHIFT_AT)
+    topo = runtime.shift(design.shift_at)
     cluster = runtime.named_cluster(design.cluster)
     first = first_phase(design)
     phased = Problem.from_topology(topo, cluster)
-    second = Problem.from_topology(topo.at(SHIFT_AT), cluster)
+    second = Problem.from_topology(topo.at(design.shift_at), cluster)
     lns_plan = out / "calibrated-lns.json"
     order = plan_order(design)
     for i, (kind, name, rep) in enumerate(order, 1):
@@ -109,7 +128,7 @@ def run_all(out: Path, design: Design) -> None:
         run_dir = out / "runs" / f"{kind}-{name}-r{rep}"
         print(f"[{i}/{len(order)}] {kind} {name} r{rep}", flush=True)
         if kind == "policy":
-            result = sp.storm_run(phased, run_dir, settings(POLICY_MEASURED), scheduler="even", force=True,
+            result = sp.storm_run(phased, run_dir, settings(design.policy_measured()), scheduler="even", force=True,
                                   autopilot=design.autopilot(name))
         elif kind == "static-phase1":
             result = sp.storm_run(first, run_dir, settings(STATIC_MEASURED), scheduler="even", force=True)
@@ -132,7 +151,7 @@ def run_all(out: Path, design: Design) -> None:
 
 def first_phase(design: Design) -> Problem:
     """The job without its shift (uniform keys throughout) on the design's cluster."""
-    return Problem.from_topology(runtime.shift(SHIFT_AT).without_phases(), runtime.named_cluster(design.cluster))
+    return Problem.from_topology(runtime.shift(design.shift_at).without_phases(), runtime.named_cluster(design.cluster))
 
 
 def run_stable(out: Path, design: Design) -> None:
@@ -210,13 +229,14 @@ def analyse(runs: list[dict]) -> dict:
         if rec["kind"] != "policy":
             continue
         series, t0 = rates(rec), rec["submitted_at"]
+        shift, phase1_from = rec.get("shift_at", SHIFT_AT), rec.get("phase1_from", PHASE1_FROM)   # absent: the first two designs
         end = series[-1][0] + WINDOW
         applies = [d for d in rec["autopilot"] if d["decision"] == "apply"]
         periods = [d for d in rec["autopilot"]]
         first = (periods.index(applies[0]) + 1) if applies else None
         first_t = applies[0]["t"] - t0 if applies else None
-        even_rate = mean_in(series, WARMUP + WINDOW, first_t if first_t is not None else SHIFT_AT) \
-            if first_t is not None else mean_in(series, 60.0, SHIFT_AT)
+        even_rate = mean_in(series, WARMUP + WINDOW, first_t if first_t is not None else shift) \
+            if first_t is not None else mean_in(series, phase1_from, shift)
         migrations = []
         for k, d in enumerate(applies):
             ta = d["t"] - t0
@@ -225,7 +245,7 @@ def analyse(runs: list[dict]) -> dict:
         executed = rec["executed"]
         lost = sum(w.get("spout", 0) - w.get("count", 0) for w in executed.values())
         out["policies"][rec["name"]].append({
-            "rep": rec["rep"], "phase1": mean_in(series, 60.0, SHIFT_AT), "phase2": mean_in(series, 200.0, end),
+            "rep": rec["rep"], "phase1": mean_in(series, phase1_from, shift), "phase2": mean_in(series, shift + PHASE2_AFTER, end),
             "even_rate": even_rate, "first_apply_period": first, "reschedules": len(applies),
             "migrations": migrations, "lost_tuples": lost, "best_static_mean": best_mean})
     return out
@@ -322,13 +342,20 @@ def main() -> int:
     ap.add_argument("--max-moves", type=int, default=Design.max_moves, help="tasks a reschedule may move (default: %(default)s)")
     ap.add_argument("--phase1-even", action="store_true", help="also run even on the first phase alone, twice")
     ap.add_argument("--policies", default=",".join(POLICIES), help="the policies to run, comma-separated (default: all)")
+    ap.add_argument("--shift-at", type=float, default=Design.shift_at, help="seconds after submission the keys turn to Zipf (default: %(default)s)")
+    ap.add_argument("--autopilot-after", type=float, default=Design.autopilot_after,
+                    help="seconds after the job's workers run when the autopilot joins it (default: %(default)s)")
+    ap.add_argument("--phase1-from", type=float, default=Design.phase1_from,
+                    help="start of the first phase's steady window, seconds after submission (default: %(default)s)")
     ap.add_argument("--statics-from", type=Path, metavar="DIR",
                     help="take the static runs from DIR/runs.jsonl (an earlier campaign of the same design) instead of running them")
     args = ap.parse_args()
     policies = tuple(args.policies.split(","))
     if not set(policies) <= set(POLICIES):
         ap.error(f"--policies: expected some of {', '.join(POLICIES)}, got {args.policies}")
-    design = Design(args.cluster, args.max_moves, args.phase1_even, policies)
+    if not 0 <= args.phase1_from < args.shift_at or args.autopilot_after < 0:
+        ap.error("expected 0 <= --phase1-from < --shift-at and --autopilot-after >= 0")
+    design = Design(args.cluster, args.max_moves, args.phase1_even, policies, args.shift_at, args.autopilot_after, args.phase1_from)
     if args.statics_from and not args.summary_only:
         copy_statics(args.statics_from / "runs.jsonl", args.out / "runs.jsonl")
     if not args.summary_only:

@@ -404,8 +404,8 @@ def storm_run(job: Job, out_dir: str | os.PathLike, settings=None, *, plan: str 
     Storm's own scheduler, measures it and writes ``out_dir`` (``run.json`` with the provenance
     under ``source``, the monitor's traffic and load records, ``plan.json``, ``storm.log``).
     ``autopilot`` (keywords of :func:`run_autopilot`: ``policy``, ``min_gain``, ``confirm``,
-    ``max_moves``, ``cooldown_s``, ``move_cost``, ``time_limit``, ``horizon_windows``, ``period_s``)
-    runs the autopilot beside the job: ``autopilot.jsonl`` and ``plans`` in ``run.json``.
+    ``max_moves``, ``cooldown_s``, ``move_cost``, ``time_limit``, ``horizon_windows``, ``period_s``,
+    and ``after_s``: seconds after the job's workers run before the loop's first period) runs the autopilot beside the job: ``autopilot.jsonl`` and ``plans`` in ``run.json``.
     ``faults`` (:class:`~streamplace.storm.faults.Fault`, testbed only) are injected while the job
     runs: ``faults.jsonl`` and ``faults`` in ``run.json``."""
     from .storm.run import Beside, measure
@@ -442,15 +442,17 @@ def _beside(problem: Problem, placement, settings, options: dict):
         raise InputError(f"--autopilot-policy: expected one of {', '.join(POLICIES)}, got {quote(name)}")
     policy = POLICIES[name].from_options(**{k: options.pop(k) for k in ("min_gain", "confirm", "cooldown_s") if k in options})
     period = options.pop("period_s", None) or settings.window_s
+    after = options.pop("after_s", 0.0)
     try:
         budget = settings.testbed.budget() if settings.mode == "cluster" else None   # the testbed's scaled nodes
         ap = Settings(window_s=settings.window_s, point=settings.operating_point or OperatingPoint("measured", cpu_budget=budget),
                       **options)
+        beside = BesideRun(problem, placement, policy, ap, period, after)
     except (TypeError, ValueError) as exc:
         raise InputError(f"--autopilot: {exc}") from None
     if placement is None:
         raise InputError("--autopilot needs a placement to start from (--plan or --scheduler), not --storm-default")
-    return BesideRun(problem, placement, policy, ap, period)
+    return beside
 
 
 def make_cluster(*, preset: str | None = None, generator: str | None = None, args: Sequence[str] = (),

@@ -385,10 +385,16 @@ class BesideRun:
     adds ``plans`` to ``run.json``: each applied plan's ``t``, ``placement`` and ``matched``:
     whether Storm ran it before the next plan, as the periods after it read the plugin's record
     (``storm_runs_plan``); without that record, for the last plan whether Storm's assignment at
-    the end of the run is that plan, and null for the others."""
+    the end of the run is that plan, and null for the others. ``after_s`` > 0 joins the job that
+    long after its workers run, as an operator starts the loop beside a job already running: its
+    first period then reads a full horizon of the running job."""
 
-    def __init__(self, problem: Problem, placement: Placement, policy: Policy, settings: Settings, period_s: float):
+    def __init__(self, problem: Problem, placement: Placement, policy: Policy, settings: Settings, period_s: float,
+                 after_s: float = 0.0):
+        if not after_s >= 0:
+            raise ValueError(f"the autopilot's start after the job's must be >= 0 s, got {after_s}")
         self.problem, self.placement, self.policy, self.settings, self.period_s = problem, placement, policy, settings, period_s
+        self.after_s = after_s
         self.pilot: Autopilot | None = None
         self._stop = None
         self._thread = None
@@ -402,7 +408,7 @@ class BesideRun:
 
         def loop():
             import time
-            next_at = time.time() + self.period_s
+            next_at = time.time() + self.after_s + self.period_s
             while not self._stop.wait(max(0.0, next_at - time.time())):
                 now = time.time()
                 try:

@@ -104,12 +104,15 @@ def storm():
 @loop_options("With --autopilot: ")
 @click.option("--cooldown", type=FiniteFloat(min=0, max=1e7), default=60.0, show_default=True,
               help="With --autopilot: seconds after a change before the next (hysteresis).")
+@click.option("--autopilot-after", "autopilot_after", type=FiniteFloat(min=0, max=1e7), default=0.0, show_default=True,
+              help="With --autopilot: seconds after the job's workers run before the loop starts, as an operator "
+                   "starts it beside a job already running (0: with the job, through its warm-up).")
 @click.option("--force", is_flag=True, help="Replace the output directory if it exists.")
 @click.option("-o", "--output", "out_dir", type=OutputPath("dir"), required=True, help="Directory to write.")
 def storm_run(topology, cluster, plan_path, name, params, seed, time_limit, profiling, storm_default, workers,
               storm_scheduler, duration, warmup, window, ackers, load_aware, heap_mb, storm_conf, fmt, mode, worker_heap_mb, cpu_budget,
               operating_point, monitor_via, autopilot, autopilot_policy, min_gain, confirm, max_moves, move_cost, horizon,
-              steady_tolerance, cooldown, force, out_dir):
+              steady_tolerance, cooldown, autopilot_after, force, out_dir):
     """Run TOPOLOGY on Storm with CLUSTER's nodes, under a plan, and measure it.
 
     Writes DIR/run.json (what Storm assigned, read back from Storm, throughput, latency; on the
@@ -129,7 +132,7 @@ def storm_run(topology, cluster, plan_path, name, params, seed, time_limit, prof
                         on_event=_storm_progress(settings), on_note=note,
                         autopilot=dict(policy=autopilot_policy, min_gain=min_gain, confirm=confirm, max_moves=max_moves,
                                        move_cost=move_cost, horizon_windows=horizon, steady_tolerance=steady_tolerance,
-                                       cooldown_s=cooldown) if autopilot else None)
+                                       cooldown_s=cooldown, after_s=autopilot_after) if autopilot else None)
     run, problem = done.run, done.problem
     Console().print(vertical({k: run[k] for k in STORM_RUN_KEYS if k in run}, f"storm run: {problem.topology.name} on {problem.cluster.name}"))
     for node, cpu in run.get("measured_node_cpu", {}).items():

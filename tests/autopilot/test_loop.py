@@ -317,3 +317,23 @@ def test_a_plan_counts_as_run_by_storm_when_a_period_before_the_next_plan_saw_it
     assert [p["matched"] for p in beside.summary({"assignment": b})["plans"]] == [True, False]
     beside.pilot.log.write_text("".join(json.dumps({**r, "storm_runs_plan": None}) + "\n" for r in rows))
     assert [p["matched"] for p in beside.summary({"assignment": b})["plans"]] == [None, True]
+
+
+def test_beside_a_run_the_loop_joins_the_job_after_the_delay_it_is_given(tmp_path):
+    """``after_s``: no period before it (an operator starting the loop beside a running job);
+    without it the periods start one period after the workers run. A negative delay is refused."""
+    import time
+    logs = {}
+    for after in (0.0, 3600.0):
+        out = tmp_path / f"after-{after:g}"
+        out.mkdir()
+        beside = BesideRun(PROBLEM, PACKED, Greedy(), Settings(window_s=WINDOW), 0.05, after_s=after)
+        beside.start(tmp_path / "monitor", tmp_path / "plans", out)
+        logs[after] = (beside, out / "autopilot.jsonl")
+    time.sleep(0.4)
+    for beside, _ in logs.values():
+        beside.stop()
+    assert len(logs[0.0][1].read_text().splitlines()) >= 2   # periods ran: no windows yet, kept
+    assert not logs[3600.0][1].exists()
+    with pytest.raises(ValueError, match=">= 0 s"):
+        BesideRun(PROBLEM, PACKED, Greedy(), Settings(window_s=WINDOW), WINDOW, after_s=-1.0)
