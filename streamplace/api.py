@@ -405,7 +405,8 @@ def storm_run(job: Job, out_dir: str | os.PathLike, settings=None, *, plan: str 
     under ``source``, the monitor's traffic and load records, ``plan.json``, ``storm.log``).
     ``autopilot`` (keywords of :func:`run_autopilot`: ``policy``, ``min_gain``, ``confirm``,
     ``max_moves``, ``cooldown_s``, ``move_cost``, ``time_limit``, ``horizon_windows``, ``period_s``,
-    and ``after_s``: seconds after the job's workers run before the loop's first period) runs the autopilot beside the job: ``autopilot.jsonl`` and ``plans`` in ``run.json``.
+    and ``after_s``: seconds after the job's workers run before the loop's first period) runs the
+    autopilot beside the job: ``autopilot.jsonl`` and ``plans`` in ``run.json``.
     ``faults`` (:class:`~streamplace.storm.faults.Fault`, testbed only) are injected while the job
     runs: ``faults.jsonl`` and ``faults`` in ``run.json``."""
     from .storm.run import Beside, measure
