@@ -232,11 +232,9 @@ def analyse(runs: list[dict]) -> dict:
         shift, phase1_from = rec.get("shift_at", SHIFT_AT), rec.get("phase1_from", PHASE1_FROM)   # absent: the first two designs
         end = series[-1][0] + WINDOW
         applies = [d for d in rec["autopilot"] if d["decision"] == "apply"]
-        periods = [d for d in rec["autopilot"]]
-        first = (periods.index(applies[0]) + 1) if applies else None
+        first = (rec["autopilot"].index(applies[0]) + 1) if applies else None
         first_t = applies[0]["t"] - t0 if applies else None
-        even_rate = mean_in(series, WARMUP + WINDOW, first_t if first_t is not None else shift) \
-            if first_t is not None else mean_in(series, phase1_from, shift)
+        even_rate = mean_in(series, WARMUP + WINDOW, first_t) if first_t is not None else mean_in(series, phase1_from, shift)
         migrations = []
         for k, d in enumerate(applies):
             ta = d["t"] - t0
