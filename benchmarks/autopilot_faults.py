@@ -42,7 +42,7 @@ FAULTS = {"monitor-stop": Fault("monitor-stop", AT, for_s=15.0),
 #: the plan's second part: a supervisor dying during a move (killed as the loop's next plan is written)
 DURING_MOVE = {"supervisor-kill-on-apply": Fault("supervisor-kill-on-apply", 0.0)}
 AUTOPILOT = {"policy": "hysteresis", "min_gain": 0.05, "confirm": 2, "cooldown_s": 60.0, "max_moves": 4,
-             "move_cost": 0.01, "time_limit": 2.0, "horizon_windows": 3, "period_s": WINDOW}
+             "time_limit": 2.0, "horizon_windows": 3, "period_s": WINDOW}
 #: each fault's words in the loop's reasons (the plan's third rule)
 SAYS = {"monitor-stop": ("monitor gap", "partial window"), "supervisor-kill": ("no live supervisor",),
         "nimbus-restart": ("Nimbus has not scheduled",), "garbage-plan": ("not a plan",),

@@ -23,6 +23,13 @@ that the first phase's steady window follows the first plan's migration:
     .venv/bin/python benchmarks/autopilot_shift.py -o DIR --cluster 2high+2low --max-moves 20 --phase1-even \
         --shift-at 240 --autopilot-after 60 --phase1-from 160 --stable
 
+The fourth (benchmarks/results/PLAN-autopilot-shift-4.md) runs the loop with one migration cost per
+plan (19 s of the running rate, repaid within 300 s) instead of 1 % per task moved, joins 90 s after
+the workers run, and shifts at 280 s:
+
+    .venv/bin/python benchmarks/autopilot_shift.py -o DIR --cluster 2high+2low --max-moves 20 --phase1-even \
+        --shift-at 280 --autopilot-after 90 --phase1-from 200 --stable
+
 Appends one record per run to DIR/runs.jsonl (run.json's figures, the timeline, the autopilot's
 decisions, the per-window spout and count rates) and keeps each run's directory under DIR/runs/;
 prints the plan's table: per policy the steady rates of both phases, the first apply, the
@@ -41,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import streamplace as sp
+from streamplace.autopilot.loop import Settings
 from streamplace.model import Problem
 from streamplace.workloads import runtime
 
@@ -54,7 +62,7 @@ STATIC_MEASURED = 120.0
 STABLE_MEASURED = 600.0
 POLICIES = {"hysteresis": {"policy": "hysteresis", "min_gain": 0.05, "confirm": 2, "cooldown_s": 60.0},
             "every-period": {"policy": "every-period"}, "greedy": {"policy": "greedy"}}
-AUTOPILOT = {"max_moves": 4, "move_cost": 0.01, "time_limit": 2.0, "horizon_windows": 3}
+AUTOPILOT = {"max_moves": 4, "time_limit": 2.0, "horizon_windows": 3}
 POINT = "10ms-sleeps"
 
 
@@ -98,6 +106,7 @@ def record(kind: str, name: str, rep: int, run: dict, run_dir: Path, design: Des
             "operating_point", "cpu_budget", "latency_ms", "window_s", "warmup_s", "duration_s")
     return {"kind": kind, "name": name, "rep": rep, "cluster": design.cluster, "max_moves": design.max_moves,
             "shift_at": design.shift_at, "autopilot_after_s": design.autopilot_after, "phase1_from": design.phase1_from,
+            "migration_s": Settings.migration_s, "payback_s": Settings.payback_s,
             **{k: run.get(k) for k in keep},
             "executed": {str(w): dict(ops) for w, ops in sorted(per_window.items())},
             "autopilot": log}

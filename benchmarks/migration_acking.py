@@ -27,7 +27,7 @@ from streamplace.workloads import runtime
 
 WINDOW = 5.0
 ORDER = [("static", 1), ("migrating", 1), ("migrating", 2), ("static", 2)]
-AUTOPILOT = {"policy": "every-period", "max_moves": 4, "move_cost": 0.01, "time_limit": 2.0, "horizon_windows": 3,
+AUTOPILOT = {"policy": "every-period", "max_moves": 4, "time_limit": 2.0, "horizon_windows": 3,
              "period_s": WINDOW}
 
 

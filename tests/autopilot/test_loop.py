@@ -70,6 +70,30 @@ def test_a_confirmed_gain_writes_the_plan_and_the_log_says_why(tmp_path):
     assert "settling" in ap.step(52.0).reason
 
 
+
+@pytest.mark.parametrize("payback_s", [300.0, 15.0])
+def test_one_migration_cost_per_plan_repaid_within_the_payback_time(tmp_path, payback_s):
+    """The gain a policy sees is the predicted one less migration_s / payback_s, whatever the
+    moves: spreading the packed job (predicted about +100 %) repays 19 s of its rate within 300 s
+    (a cost of 6.3 %), Greedy applies it; not within 15 s (127 %), Greedy keeps the placement."""
+    write_windows(tmp_path / "monitor", [0.0, 10.0, 20.0])
+    ap = pilot(tmp_path, policy=Greedy(), migration_s=19.0, payback_s=payback_s)
+    d = ap.step(32.0)
+    raw = d.predicted_new / d.predicted_now - 1
+    assert d.moves > 0 and 0.7 < raw < 1.3
+    gain = raw - 19.0 / payback_s
+    assert (d.decision == "apply") == (gain > 0) == (payback_s == 300.0)
+    if d.decision == "apply":
+        document = json.loads((tmp_path / "plans" / "job.json").read_text())
+        assert document["streamplace_autopilot"]["gain"] == pytest.approx(gain, rel=1e-12)
+
+
+def test_a_migration_cost_or_payback_out_of_range_is_refused():
+    with pytest.raises(ValueError, match="payback"):
+        Settings(payback_s=0.0)
+    with pytest.raises(ValueError, match="migration cost"):
+        Settings(migration_s=-1.0)
+
 def test_a_rising_rate_is_a_transient_nothing_is_decided_on(tmp_path):
     """The job still warming up (its rate doubled over the horizon): no calibration on it; once two
     windows run at one rate the loop decides again."""
