@@ -229,7 +229,7 @@ def predictor(problem: Problem, *, cost_model: CostModel | None = None,
 def run_autopilot(job: Job, monitor: str | os.PathLike, plan_dir: str | os.PathLike, *,
               log: str | os.PathLike | None = None, current: str | os.PathLike | None = None, policy: str = "hysteresis",
               period_s: float | None = None, periods: int | None = None, window_s: float = 10.0, horizon_windows: int = 3,
-              max_moves: int | None = 4, migration_s: float = 19.0, payback_s: float = 300.0,
+              max_moves: int | None = 4, migration_s: float = 19.0, payback_s: float = 300.0, rewarm_s: float = 60.0,
               time_limit: float = 2.0, min_gain: float = 0.05,
               confirm: int = 2, cooldown_s: float = 300.0, steady_tolerance: float = 0.05,
               operating_point: str | None = None, receive: str | None = None, on_decision: Callable | None = None,
@@ -254,7 +254,7 @@ def run_autopilot(job: Job, monitor: str | os.PathLike, plan_dir: str | os.PathL
     try:
         point = named(operating_point) if operating_point else OperatingPoint("measured")
         settings = Settings(window_s=window_s, horizon_windows=horizon_windows, max_moves=max_moves, migration_s=migration_s,
-                            payback_s=payback_s,
+                            payback_s=payback_s, rewarm_s=rewarm_s,
                             time_limit=time_limit, steady_tolerance=steady_tolerance, point=point)
     except ValueError as exc:
         raise InputError(str(exc)) from None
@@ -406,7 +406,7 @@ def storm_run(job: Job, out_dir: str | os.PathLike, settings=None, *, plan: str 
     Storm's own scheduler, measures it and writes ``out_dir`` (``run.json`` with the provenance
     under ``source``, the monitor's traffic and load records, ``plan.json``, ``storm.log``).
     ``autopilot`` (keywords of :func:`run_autopilot`: ``policy``, ``min_gain``, ``confirm``,
-    ``max_moves``, ``cooldown_s``, ``migration_s``, ``payback_s``, ``time_limit``, ``horizon_windows``, ``period_s``,
+    ``max_moves``, ``cooldown_s``, ``migration_s``, ``payback_s``, ``rewarm_s``, ``time_limit``, ``horizon_windows``, ``period_s``,
     and ``after_s``: seconds after the job's workers run before the loop's first period) runs the
     autopilot beside the job: ``autopilot.jsonl`` and ``plans`` in ``run.json``.
     ``faults`` (:class:`~streamplace.storm.faults.Fault`, testbed only) are injected while the job

@@ -19,7 +19,13 @@ Every period (:meth:`Autopilot.step`):
    30-38 s on the testbed). The calibration below takes the horizon for the placement's steady
    state; on a rising rate it takes the placement for slower than it is and credits a move with
    the difference (the testbed campaign ``2026-11-28-autopilot-shift``: every policy's first
-   plan written 29-42 s after submission, while even's rate was still rising).
+   plan written 29-42 s after submission, while even's rate was still rising). Nor, after a
+   change, before the workers it restarted have run ``rewarm_s`` (counted from the first horizon
+   after the change that every task reported in full): a restarted worker's JVM compiles its
+   hot code anew, as at the job's start, and a calibration on its first minute takes its tasks
+   for slower than they are (the campaign ``2026-11-29-autopilot-payback``: every run of our
+   policy applied a second plan of 2-3 moves, predicted +11-18 %, on the first horizon after the
+   first plan's recovery, with the restarted JVMs 15-20 s old, and it bought nothing measurable).
 2. **Profile.** The horizon's traffic as the task graph's edge weights (tuples/s per task pair,
    what ``streamplace profile`` computes over a whole run), the topology's per-task loads kept.
 3. **Calibration.** The model calibrated on the horizon as a run of the running placement
@@ -85,13 +91,17 @@ class Settings:
     # steady state (module docstring); 5 %: our policy's smallest gain acted on (Hysteresis'
     # min_gain), so no rise that could alone account for an applied gain is calibrated on
     steady_tolerance: float = 0.05
+    # the time restarted workers run before their windows are calibrated on (module docstring);
+    # 60 s: the job's own warm-up on the testbed, its rate rising for about a minute after its
+    # workers first ran (the campaign 2026-11-28-autopilot-shift, read before PLAN-autopilot-shift-3)
+    rewarm_s: float = 60.0
     point: OperatingPoint = field(default_factory=lambda: OperatingPoint("measured"))
 
     def __post_init__(self):
         if not (self.window_s > 0 and self.horizon_windows >= 1 and self.migration_s >= 0 and self.payback_s > 0
-                and self.time_limit > 0 and self.steady_tolerance >= 0):
-            raise ValueError("window, payback and time limit must be > 0, horizon >= 1 window, migration cost and "
-                             "steady tolerance >= 0")
+                and self.time_limit > 0 and self.steady_tolerance >= 0 and self.rewarm_s >= 0):
+            raise ValueError("window, payback and time limit must be > 0, horizon >= 1 window, migration cost, "
+                             "steady tolerance and re-warm time >= 0")
 
     @property
     def migration_cost(self) -> float:
@@ -140,6 +150,7 @@ class Autopilot:
         self.policy = policy or Hysteresis()
         self.settings = settings or Settings()
         self.history = history or History()
+        self.back_at: float | None = None   # the first complete window after the last change (rewarm_s)
         storm_name(problem.topology)   # the plan's file name: a clear error now, not at the first apply
 
     @classmethod
@@ -234,6 +245,12 @@ class Autopilot:
         if self.history.last_change is not None and windows[0] < self.history.last_change:
             return self._keep(now, windows, f"settling: the horizon still holds windows from before the change at "
                                             f"t={self.history.last_change:.0f}")
+        if self.history.last_change is not None:
+            self.back_at = windows[0] if self.back_at is None else self.back_at
+            if windows[0] < self.back_at + s.rewarm_s:
+                return self._keep(now, windows, f"settling: the workers restarted by the change at "
+                                                f"t={self.history.last_change:.0f} have run {windows[0] - self.back_at:.0f} "
+                                                f"of the {s.rewarm_s:g} s they need to warm up")
         load = load[load["window_start"].isin(windows)]
         rising = _rise(load, topo, windows, s.window_s)
         if rising > s.steady_tolerance:
@@ -268,7 +285,7 @@ class Autopilot:
                                  streamplace_autopilot={"t": now, "policy": self.policy.name, "gain": gain})
         self.plan_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(self.plan_dir / f"{storm_name(topo)}.json", dumps_json(document) + "\n")
-        self.current, self.history, self.planned = candidate, history, document["placement"]
+        self.current, self.history, self.planned, self.back_at = candidate, history, document["placement"], None
         return Decision(now, tuple(windows), predicted_now, predicted_new, moves, "apply", why, document["placement"],
                         history)
 

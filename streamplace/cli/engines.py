@@ -35,6 +35,9 @@ def loop_options(prefix: str):
                                    "(measured on the testbed).")),
         click.option("--payback", "payback_s", type=FiniteFloat(min=0.001, max=10**7), default=300.0, show_default=True,
                      help=say("seconds within which a plan's gain must repay its migration cost.")),
+        click.option("--rewarm", "rewarm_s", type=FiniteFloat(min=0, max=86400), default=60.0, show_default=True,
+                     help=say("seconds the workers a change restarted run before the loop calibrates on them "
+                                   "(a restarted JVM warms up as at the job's start).")),
         click.option("--horizon", type=click.IntRange(min=1), default=3, show_default=True,
                      help=say("windows each period reads.")),
         click.option("--steady-tolerance", "steady_tolerance", type=FiniteFloat(min=0, max=100), default=0.05, show_default=True,
@@ -114,7 +117,7 @@ def storm():
 @click.option("-o", "--output", "out_dir", type=OutputPath("dir"), required=True, help="Directory to write.")
 def storm_run(topology, cluster, plan_path, name, params, seed, time_limit, profiling, storm_default, workers,
               storm_scheduler, duration, warmup, window, ackers, load_aware, heap_mb, storm_conf, fmt, mode, worker_heap_mb, cpu_budget,
-              operating_point, monitor_via, autopilot, autopilot_policy, min_gain, confirm, max_moves, migration_s, payback_s, horizon,
+              operating_point, monitor_via, autopilot, autopilot_policy, min_gain, confirm, max_moves, migration_s, payback_s, rewarm_s, horizon,
               steady_tolerance, cooldown, autopilot_after, force, out_dir):
     """Run TOPOLOGY on Storm with CLUSTER's nodes, under a plan, and measure it.
 
@@ -134,7 +137,7 @@ def storm_run(topology, cluster, plan_path, name, params, seed, time_limit, prof
                         profiling=profiling, workers=workers, fmt=fmt, force=force,
                         on_event=_storm_progress(settings), on_note=note,
                         autopilot=dict(policy=autopilot_policy, min_gain=min_gain, confirm=confirm, max_moves=max_moves,
-                                       migration_s=migration_s, payback_s=payback_s, horizon_windows=horizon, steady_tolerance=steady_tolerance,
+                                       migration_s=migration_s, payback_s=payback_s, rewarm_s=rewarm_s, horizon_windows=horizon, steady_tolerance=steady_tolerance,
                                        cooldown_s=cooldown, after_s=autopilot_after) if autopilot else None)
     run, problem = done.run, done.problem
     Console().print(vertical({k: run[k] for k in STORM_RUN_KEYS if k in run}, f"storm run: {problem.topology.name} on {problem.cluster.name}"))
@@ -249,13 +252,13 @@ def import_storm_ui_cmd(source, window, output):
 @click.option("--receive", "receive", metavar="HOST:PORT", default=None,
               help="Also receive the windows of a topology whose monitor sends them through Storm's metrics path "
                    "(its RecordsConsumer's argument: http://HOST:PORT/records), writing them into --monitor.")
-def autopilot(topology, cluster, monitor, plan_dir, current, policy, period, window, min_gain, confirm, max_moves, migration_s, payback_s,
+def autopilot(topology, cluster, monitor, plan_dir, current, policy, period, window, min_gain, confirm, max_moves, migration_s, payback_s, rewarm_s,
               horizon, steady_tolerance, cooldown, time_limit, operating_point, periods, log, receive):
     """Keep TOPOLOGY well placed on CLUSTER while it runs: every period read the monitor's windows,
     calibrate the model on them, reschedule the running placement and, when the policy says so,
     write the plan the Nimbus plugin applies. One line per period; Ctrl-C or SIGTERM stop it."""
     sp.run_autopilot(sp.JobFiles(topology, cluster), monitor, plan_dir, log=log, current=current, policy=policy, period_s=period, periods=periods,
-                 window_s=window, horizon_windows=horizon, max_moves=max_moves, migration_s=migration_s, payback_s=payback_s, time_limit=time_limit,
+                 window_s=window, horizon_windows=horizon, max_moves=max_moves, migration_s=migration_s, payback_s=payback_s, rewarm_s=rewarm_s, time_limit=time_limit,
                  min_gain=min_gain, confirm=confirm, cooldown_s=cooldown, steady_tolerance=steady_tolerance,
                  operating_point=operating_point,
                  receive=receive, on_decision=lambda d: click.echo(d.line()), on_note=note)

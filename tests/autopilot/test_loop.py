@@ -109,6 +109,27 @@ def test_a_rising_rate_is_a_transient_nothing_is_decided_on(tmp_path):
         Settings(steady_tolerance=-0.1)
 
 
+
+def test_after_a_change_the_restarted_workers_warm_up_before_a_decision(tmp_path):
+    """A plan applied at t=32 restarts workers; the first horizon after it that every task
+    reported (windows 40 and 50) starts the re-warm clock at t=40: no calibration on windows
+    before t=40 + rewarm_s (20 s here), whatever they show; the horizon of windows 60 and 70 is
+    decided on again."""
+    write_windows(tmp_path / "monitor", [0.0, 10.0, 20.0])
+    ap = pilot(tmp_path, policy=Greedy(), rewarm_s=20.0)
+    assert ap.step(32.0).decision == "apply"
+    write_windows(tmp_path / "monitor", [40.0, 50.0])
+    first = ap.step(62.0)
+    assert first.decision == "keep" and first.windows == (40.0, 50.0)
+    assert first.reason == "settling: the workers restarted by the change at t=32 have run 0 of the 20 s they need to warm up"
+    write_windows(tmp_path / "monitor", [60.0])
+    assert "have run 10 of the 20 s" in ap.step(72.0).reason
+    write_windows(tmp_path / "monitor", [70.0])
+    again = ap.step(82.0)
+    assert again.windows == (60.0, 70.0) and not again.reason.startswith("settling"), again.reason
+    with pytest.raises(ValueError, match="re-warm"):
+        Settings(rewarm_s=-1.0)
+
 def test_a_restart_resumes_from_the_log(tmp_path):
     write_windows(tmp_path / "monitor", [0.0, 10.0, 20.0])
     ap = pilot(tmp_path, policy=Greedy())
