@@ -5,14 +5,16 @@ test worker.
 machine three kept both cores busier than two while tests wait on Storm: 354 and 389 s against 400
 and 421 s). The tests of a
 module that shares something expensive run on one worker, as one group
-(:func:`pytest_collection_modifyitems`), the first rule that applies (the tests on a SparkSession
-are not one group: each worker starts its own session when it first needs one, three JVMs of
-1 GiB at most, so that no worker runs every Spark test after the other: as one group they took
-638 of the suite's 660 s on one worker, 2026-11-29):
+(:func:`pytest_collection_modifyitems`), the first rule that applies:
 
 * ``testbed``: modules that use the Storm testbed (one at a time on a machine: its lock), and the
   demo's, whose Storm step takes the testbed when it is free and embedded Storm when another run
   holds it;
+* ``spark``: modules with a test on the session's SparkSession (one JVM of 1 GiB per worker
+  otherwise; tried 2026-11-29 with the Spark modules spread over the workers instead, one session
+  per worker: the session-scoped standalone Spark cluster then started twice too, and on these two
+  cores the run had finished 31 % of the tests after 11 minutes, where grouped it had finished 53 %
+  after 10: stopped, kept grouped);
 * the module itself: modules with a module-scoped fixture (a Storm run, a fit, a sweep), which
   would otherwise be set up once on each worker that gets one of its tests.
 """
@@ -28,13 +30,15 @@ TESTBED_MODULES = {Path("demo") / "test_run.py"}
 
 
 def _shares(item) -> set[str]:
-    """What ``item`` shares with other tests: ``testbed``, ``module``."""
+    """What ``item`` shares with other tests: ``testbed``, ``spark``, ``module``."""
     info = getattr(item, "_fixtureinfo", None)   # pytest has no public way to a fixture's scope
     defs = info.name2fixturedefs.values() if info is not None else ()
     out = {"module"} if any(d and d[-1].scope == "module" for d in defs) else set()
     fixtures = set(getattr(item, "fixturenames", ()))
     if "testbed_ready" in fixtures:
         out.add("testbed")
+    if "spark" in fixtures:
+        out.add("spark")
     return out
 
 
@@ -48,6 +52,8 @@ def pytest_collection_modifyitems(config, items):
         shared = set().union(*map(_shares, members))
         if "testbed" in shared or module in TESTBED_MODULES:
             group = "testbed"
+        elif "spark" in shared:
+            group = "spark"
         elif "module" in shared:
             group = module.as_posix()
         else:
@@ -77,7 +83,7 @@ def recompute():
 
 @pytest.fixture(scope="session")
 def spark():
-    """One local SparkSession (2 cores) per test worker, for every test on it that needs one."""
+    """One local SparkSession (2 cores) for the whole test run (tests/profile and tests/bench)."""
     from streamplace.profile.spark import start_session, stop_session
     session = start_session("local[2]", fast_start=True, shuffle_partitions=2, driver_memory="1g")
     yield session
