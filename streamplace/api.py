@@ -72,6 +72,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .autopilot.loop import Settings as AutopilotSettings
+from .autopilot.policy import POLICY_THRESHOLDS, Hysteresis
 from .evaluate import comparison, scheduled
 from .evaluate.comparison import Comparison
 from .evaluate.decision import OBJECTIVES, Decision, recommend
@@ -228,34 +230,37 @@ def predictor(problem: Problem, *, cost_model: CostModel | None = None,
 
 def run_autopilot(job: Job, monitor: str | os.PathLike, plan_dir: str | os.PathLike, *,
               log: str | os.PathLike | None = None, current: str | os.PathLike | None = None, policy: str = "hysteresis",
-              period_s: float | None = None, periods: int | None = None, window_s: float = 10.0, horizon_windows: int = 3,
-              max_moves: int | None = 4, migration_s: float = 19.0, payback_s: float = 300.0, rewarm_s: float = 60.0,
-              time_limit: float = 2.0, min_gain: float = 0.05,
-              confirm: int = 2, cooldown_s: float = 300.0, steady_tolerance: float = 0.05,
-              operating_point: str | None = None, receive: str | None = None, on_decision: Callable | None = None,
-              on_note: Callable[[str], None] | None = None) -> int:
+              period_s: float | None = None, periods: int | None = None, operating_point: str | None = None,
+              receive: str | None = None, on_decision: Callable | None = None,
+              on_note: Callable[[str], None] | None = None, **options) -> int:
     """Keeps the job's running topology well placed (:mod:`streamplace.autopilot`): every
     ``period_s`` (default one window) it reads ``monitor``'s windows, calibrates, reschedules and,
     when ``policy`` says so, writes the plan into ``plan_dir``; one decision per period goes to
     ``log`` (default ``plan_dir/<topology>.autopilot.jsonl``), from which a restart resumes.
-    ``receive`` (``HOST:PORT``): a records receiver listens there for the windows the topology's
-    monitor sends through Storm's metrics path and writes them into ``monitor``, while the loop
-    runs; ``on_note`` hears what it reports (drops). Returns the periods run.
+    ``options``: the loop's settings (fields of :class:`AutopilotSettings`: ``window_s``,
+    ``horizon_windows``, ``max_moves``, ``migration_s``, ``payback_s``, ``rewarm_s``,
+    ``load_change``, ``time_limit``, ``steady_tolerance``) and the policy's thresholds (fields of
+    :class:`Hysteresis`: ``min_gain``, ``confirm``, ``cooldown_s``); each one left out takes its
+    default there. ``receive`` (``HOST:PORT``): a records receiver listens there for the windows
+    the topology's monitor sends through Storm's metrics path and writes them into ``monitor``,
+    while the loop runs; ``on_note`` hears what it reports (drops). Returns the periods run.
 
     >>> sp.run_autopilot(problem, "monitor/", "plans/", current="even.json", periods=1)    # doctest: +SKIP
     """
-    from .autopilot.loop import Autopilot, Settings, run
+    from .autopilot.loop import Autopilot, run
     from .autopilot.policy import POLICIES
     from .model.operating_point import OperatingPoint, named
     problem = _problem(job)
     if policy not in POLICIES:
         raise InputError(f"--policy: expected one of {', '.join(POLICIES)}, got {quote(policy)}")
-    chosen = POLICIES[policy].from_options(min_gain=min_gain, confirm=confirm, cooldown_s=cooldown_s)
+    thresholds = {name: options.pop(name) for name in POLICY_THRESHOLDS if name in options}
+    unknown = sorted(set(options) - ({f.name for f in dataclasses.fields(AutopilotSettings)} - {"point"}))
+    if unknown:
+        raise TypeError(f"run_autopilot: unknown option {unknown[0]!r}")
     try:
+        chosen = POLICIES[policy].from_options(**thresholds)
         point = named(operating_point) if operating_point else OperatingPoint("measured")
-        settings = Settings(window_s=window_s, horizon_windows=horizon_windows, max_moves=max_moves, migration_s=migration_s,
-                            payback_s=payback_s, rewarm_s=rewarm_s,
-                            time_limit=time_limit, steady_tolerance=steady_tolerance, point=point)
+        settings = AutopilotSettings(point=point, **options)
     except ValueError as exc:
         raise InputError(str(exc)) from None
     plan_dir = Path(plan_dir)
@@ -271,7 +276,7 @@ def run_autopilot(job: Job, monitor: str | os.PathLike, plan_dir: str | os.PathL
             pilot = Autopilot.resume(problem, Path(monitor), plan_dir, log, running, chosen, settings)
         except ValueError as exc:
             raise InputError(str(exc)) from None
-        return run(pilot, period_s=period_s or window_s, periods=periods, on_decision=on_decision)
+        return run(pilot, period_s=period_s or settings.window_s, periods=periods, on_decision=on_decision)
 
 
 @contextlib.contextmanager
@@ -406,7 +411,7 @@ def storm_run(job: Job, out_dir: str | os.PathLike, settings=None, *, plan: str 
     Storm's own scheduler, measures it and writes ``out_dir`` (``run.json`` with the provenance
     under ``source``, the monitor's traffic and load records, ``plan.json``, ``storm.log``).
     ``autopilot`` (keywords of :func:`run_autopilot`: ``policy``, ``min_gain``, ``confirm``,
-    ``max_moves``, ``cooldown_s``, ``migration_s``, ``payback_s``, ``rewarm_s``, ``time_limit``, ``horizon_windows``, ``period_s``,
+    ``max_moves``, ``cooldown_s``, ``migration_s``, ``payback_s``, ``rewarm_s``, ``load_change``, ``time_limit``, ``horizon_windows``, ``period_s``,
     and ``after_s``: seconds after the job's workers run before the loop's first period) runs the
     autopilot beside the job: ``autopilot.jsonl`` and ``plans`` in ``run.json``.
     ``faults`` (:class:`~streamplace.storm.faults.Fault`, testbed only) are injected while the job
@@ -443,7 +448,7 @@ def _beside(problem: Problem, placement, settings, options: dict):
     name = options.pop("policy", "hysteresis")
     if name not in POLICIES:
         raise InputError(f"--autopilot-policy: expected one of {', '.join(POLICIES)}, got {quote(name)}")
-    policy = POLICIES[name].from_options(**{k: options.pop(k) for k in ("min_gain", "confirm", "cooldown_s") if k in options})
+    policy = POLICIES[name].from_options(**{k: options.pop(k) for k in POLICY_THRESHOLDS if k in options})
     period = options.pop("period_s", None) or settings.window_s
     after = options.pop("after_s", 0.0)
     try:
@@ -622,7 +627,7 @@ def nasiri_workload(layout: str, compute: str = "mixed", *, preset: str | None =
 NASIRI_CLUSTER_PRESETS = tuple(nasiri.CLUSTER_PRESETS)
 
 
-__all__ = ["APPLICATIONS", "run_autopilot", "CLUSTER_GENERATORS", "CalibratedModel", "Cluster", "Comparison", "CostModel", "DEFAULT_MET", "Decision", "Evaluation",
+__all__ = ["APPLICATIONS", "AutopilotSettings", "Hysteresis", "run_autopilot", "CLUSTER_GENERATORS", "CalibratedModel", "Cluster", "Comparison", "CostModel", "DEFAULT_MET", "Decision", "Evaluation",
            "Exported", "FieldError", "InputError", "MAX_TIME_LIMIT", "MEMORY_LIMIT_ENV", "MemoryLimitError", "NASIRI_CLUSTER_PRESETS",
            "OPERATING_POINTS", "OutputError", "check_output_dir", "check_output_file", "dumps_json", "guarding", "memory_limit", "note_input", "PROFILE_FILES", "quote", "refuse_overlap",
            "Node", "Notice", "OBJECTIVES", "Operator", "ParameterError", "Placement", "PlanDiff", "PRESETS", "Problem",

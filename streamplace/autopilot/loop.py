@@ -26,6 +26,15 @@ Every period (:meth:`Autopilot.step`):
    for slower than they are (the campaign ``2026-11-29-autopilot-payback``: every run of our
    policy applied a second plan of 2-3 moves, predicted +11-18 %, on the first horizon after the
    first plan's recovery, with the restarted JVMs 15-20 s old, and it bought nothing measurable).
+   Unless the load changed: when, in an operator whose every input is routed by key (fields,
+   global, all: the data decide which task gets a tuple, not the tasks' speed), more than
+   ``load_change`` of its tuples moved between its tasks since the horizon the last plan was
+   decided on (the total variation distance of the tasks' shares), the wait is cut short. A
+   restart does not move a key-routed operator's tuples; a shift of its keys does. Shuffle
+   streams are left out: Storm 2's load-aware shuffle sends a restarted, slower worker's tasks
+   fewer tuples. (The campaign ``2026-11-29-autopilot-rewarm``: a plan applied 2 s before a key
+   shift held the loop in its re-warm wait for 108 s after the shift.) A change of rate or
+   selectivity moves no tuple between tasks and does not cut the wait.
 2. **Profile.** The horizon's traffic as the task graph's edge weights (tuples/s per task pair,
    what ``streamplace profile`` computes over a whole run), the topology's per-task loads kept.
 3. **Calibration.** The model calibrated on the horizon as a run of the running placement
@@ -95,13 +104,20 @@ class Settings:
     # 60 s: the job's own warm-up on the testbed, its rate rising for about a minute after its
     # workers first ran (the campaign 2026-11-28-autopilot-shift, read before PLAN-autopilot-shift-3)
     rewarm_s: float = 60.0
+    # the share of a key-routed operator's tuples that moved between its tasks (module docstring)
+    # above which the load changed; 0.1: over the 436 complete horizons after a plan (restarts,
+    # no shift) in the campaigns 2026-11-29-autopilot-payback and -rewarm, the count operator's
+    # distance was at most 0.022; on horizons wholly after their key shift (uniform to Zipf 1.5)
+    # 0.35-0.38
+    load_change: float = 0.1
     point: OperatingPoint = field(default_factory=lambda: OperatingPoint("measured"))
 
     def __post_init__(self):
         if not (self.window_s > 0 and self.horizon_windows >= 1 and self.migration_s >= 0 and self.payback_s > 0
-                and self.time_limit > 0 and self.steady_tolerance >= 0 and self.rewarm_s >= 0):
+                and self.time_limit > 0 and self.steady_tolerance >= 0 and self.rewarm_s >= 0
+                and 0 < self.load_change <= 1):
             raise ValueError("window, payback and time limit must be > 0, horizon >= 1 window, migration cost, "
-                             "steady tolerance and re-warm time >= 0")
+                             "steady tolerance and re-warm time >= 0, load change in (0, 1]")
 
     @property
     def migration_cost(self) -> float:
@@ -151,6 +167,7 @@ class Autopilot:
         self.settings = settings or Settings()
         self.history = history or History()
         self.back_at: float | None = None   # the first complete window after the last change (rewarm_s)
+        self.decided_on: dict[str, np.ndarray] | None = None   # key shares of the horizon the last plan came from
         storm_name(problem.topology)   # the plan's file name: a clear error now, not at the first apply
 
     @classmethod
@@ -245,13 +262,19 @@ class Autopilot:
         if self.history.last_change is not None and windows[0] < self.history.last_change:
             return self._keep(now, windows, f"settling: the horizon still holds windows from before the change at "
                                             f"t={self.history.last_change:.0f}")
+        load = load[load["window_start"].isin(windows)]
+        shares = key_shares(load, topo)
+        cut = ""
         if self.history.last_change is not None:
             self.back_at = windows[0] if self.back_at is None else self.back_at
             if windows[0] < self.back_at + s.rewarm_s:
-                return self._keep(now, windows, f"settling: the workers restarted by the change at "
-                                                f"t={self.history.last_change:.0f} have run {windows[0] - self.back_at:.0f} "
-                                                f"of the {s.rewarm_s:g} s they need to warm up")
-        load = load[load["window_start"].isin(windows)]
+                moved = load_moved(self.decided_on, shares)
+                if moved is None or moved[1] <= s.load_change:
+                    return self._keep(now, windows, f"settling: the workers restarted by the change at "
+                                                    f"t={self.history.last_change:.0f} have run {windows[0] - self.back_at:.0f} "
+                                                    f"of the {s.rewarm_s:g} s they need to warm up")
+                cut = (f"; the load changed ({moved[1]:.0%} of {moved[0]}'s tuples moved between its tasks): "
+                       "re-warm wait cut short")
         rising = _rise(load, topo, windows, s.window_s)
         if rising > s.steady_tolerance:
             return self._keep(now, windows, f"settling: the rate rose {rising:.0%} over the horizon (above "
@@ -278,6 +301,7 @@ class Autopilot:
             return self._keep(now, windows, "no finite prediction of the running placement", None, None, moves)
         gain = predicted_new / predicted_now - 1 - s.migration_cost
         apply, why, history = self.policy.decide(gain, moves, now, self.history)
+        why += cut
         if not apply:
             self.history = history
             return self._keep(now, windows, why, predicted_now, predicted_new, moves)
@@ -286,6 +310,7 @@ class Autopilot:
         self.plan_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(self.plan_dir / f"{storm_name(topo)}.json", dumps_json(document) + "\n")
         self.current, self.history, self.planned, self.back_at = candidate, history, document["placement"], None
+        self.decided_on = shares
         return Decision(now, tuple(windows), predicted_now, predicted_new, moves, "apply", why, document["placement"],
                         history)
 
@@ -344,6 +369,35 @@ class Autopilot:
         src = [topo.task_id(a) for a, _ in pairs.index]
         dst = [topo.task_id(b) for _, b in pairs.index]
         return TaskGraph.from_edges(topo.n_tasks, src, dst, pairs.to_numpy(dtype=float), topo.task_loads)
+
+
+#: groupings by which the data decide the receiving task (the module docstring's load change)
+KEY_ROUTED = ("fields", "global", "all")
+
+
+def key_shares(load, topo) -> dict[str, np.ndarray]:
+    """Each operator whose every input is key-routed (:data:`KEY_ROUTED`), with more than one
+    task: the share of its tuples each of its tasks executed in ``load`` (the load records)."""
+    executed = load.groupby("task")["executed"].sum() if len(load) else None
+    out = {}
+    for op in topo.operators:
+        inputs = topo.upstream(op.name)
+        if op.parallelism < 2 or not inputs or any(st.grouping not in KEY_ROUTED for st in inputs):
+            continue
+        labels = [topo.task_labels[i] for i in topo.tasks_of(op.name)]
+        counts = np.array([0.0 if executed is None else float(executed.get(lab, 0)) for lab in labels])
+        if counts.sum() > 0:
+            out[op.name] = counts / counts.sum()
+    return out
+
+
+def load_moved(before: dict[str, np.ndarray] | None, after: dict[str, np.ndarray]) -> tuple[str, float] | None:
+    """(the operator, the share of its tuples) that moved most between its tasks from ``before``
+    to ``after`` (:func:`key_shares`): the total variation distance, half the shares' absolute
+    differences summed. None without an operator in both."""
+    moved = [(name, 0.5 * float(np.abs(after[name] - before[name]).sum()))
+             for name in sorted(after) if before is not None and name in before]
+    return max(moved, key=lambda m: m[1]) if moved else None
 
 
 def _rise(load, topo, windows, window_s: float) -> float:

@@ -98,3 +98,6 @@ class Greedy(Policy):
 
 
 POLICIES = {cls.name: cls for cls in (Hysteresis, EveryPeriod, Greedy)}
+
+#: the thresholds a command offers every policy (each takes those it has: :meth:`Policy.from_options`)
+POLICY_THRESHOLDS = tuple(f.name for f in fields(Hysteresis))

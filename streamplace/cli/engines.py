@@ -18,29 +18,37 @@ STORM_RUN_KEYS = ("mode", "storm_version", "plan_applied", "plan_matches", "sche
                   "jvm_peak_rss_mb", "wall_s")
 
 
+#: the loop's defaults (one home: the library's settings)
+LOOP = sp.AutopilotSettings()
+
+
 def loop_options(prefix: str):
     """The autopilot loop's options, shared by ``autopilot`` and ``storm run --autopilot`` (one
     home for their names, ranges and defaults; ``prefix`` leads each help text)."""
     def say(text):
         return (prefix + text)[:1].upper() + (prefix + text)[1:]
     options = [
-        click.option("--min-gain", type=FiniteFloat(min=0, max=100), default=0.05, show_default=True,
+        click.option("--min-gain", type=FiniteFloat(min=0, max=100), default=sp.Hysteresis.min_gain, show_default=True,
                      help=say("predicted gain (share of throughput, after the migration cost) a change must bring (hysteresis).")),
-        click.option("--confirm", type=click.IntRange(min=1), default=2, show_default=True,
+        click.option("--confirm", type=click.IntRange(min=1), default=sp.Hysteresis.confirm, show_default=True,
                      help=say("periods in a row the gain must hold (hysteresis).")),
-        click.option("--max-moves", type=click.IntRange(min=0), default=4, show_default=True,
+        click.option("--max-moves", type=click.IntRange(min=0), default=LOOP.max_moves, show_default=True,
                      help=say("tasks one change may move.")),
-        click.option("--migration-cost", "migration_s", type=FiniteFloat(min=0, max=86400), default=19.0, show_default=True,
+        click.option("--migration-cost", "migration_s", type=FiniteFloat(min=0, max=86400), default=LOOP.migration_s, show_default=True,
                      help=say("seconds of the running rate one plan loses while Storm restarts the workers it changes "
                                    "(measured on the testbed).")),
-        click.option("--payback", "payback_s", type=FiniteFloat(min=0.001, max=10**7), default=300.0, show_default=True,
+        click.option("--payback", "payback_s", type=FiniteFloat(min=0.001, max=10**7), default=LOOP.payback_s, show_default=True,
                      help=say("seconds within which a plan's gain must repay its migration cost.")),
-        click.option("--rewarm", "rewarm_s", type=FiniteFloat(min=0, max=86400), default=60.0, show_default=True,
+        click.option("--rewarm", "rewarm_s", type=FiniteFloat(min=0, max=86400), default=LOOP.rewarm_s, show_default=True,
                      help=say("seconds the workers a change restarted run before the loop calibrates on them "
                                    "(a restarted JVM warms up as at the job's start).")),
-        click.option("--horizon", type=click.IntRange(min=1), default=3, show_default=True,
+        click.option("--load-change", "load_change", type=FiniteFloat(min=0.001, max=1), default=LOOP.load_change,
+                     show_default=True,
+                     help=say("share of a key-routed operator's tuples that, moved between its tasks since the last "
+                                   "plan was decided, cuts the re-warm wait short (the load changed).")),
+        click.option("--horizon", type=click.IntRange(min=1), default=LOOP.horizon_windows, show_default=True,
                      help=say("windows each period reads.")),
-        click.option("--steady-tolerance", "steady_tolerance", type=FiniteFloat(min=0, max=100), default=0.05, show_default=True,
+        click.option("--steady-tolerance", "steady_tolerance", type=FiniteFloat(min=0, max=100), default=LOOP.steady_tolerance, show_default=True,
                      help=say("no decision while the newest window of the horizon executed more than this share above "
                                    "its oldest (the job warming up, or recovering from a move).")),
     ]
@@ -117,8 +125,8 @@ def storm():
 @click.option("-o", "--output", "out_dir", type=OutputPath("dir"), required=True, help="Directory to write.")
 def storm_run(topology, cluster, plan_path, name, params, seed, time_limit, profiling, storm_default, workers,
               storm_scheduler, duration, warmup, window, ackers, load_aware, heap_mb, storm_conf, fmt, mode, worker_heap_mb, cpu_budget,
-              operating_point, monitor_via, autopilot, autopilot_policy, min_gain, confirm, max_moves, migration_s, payback_s, rewarm_s, horizon,
-              steady_tolerance, cooldown, autopilot_after, force, out_dir):
+              operating_point, monitor_via, autopilot, autopilot_policy, min_gain, confirm, max_moves, migration_s, payback_s, rewarm_s, load_change,
+              horizon, steady_tolerance, cooldown, autopilot_after, force, out_dir):
     """Run TOPOLOGY on Storm with CLUSTER's nodes, under a plan, and measure it.
 
     Writes DIR/run.json (what Storm assigned, read back from Storm, throughput, latency; on the
@@ -137,7 +145,8 @@ def storm_run(topology, cluster, plan_path, name, params, seed, time_limit, prof
                         profiling=profiling, workers=workers, fmt=fmt, force=force,
                         on_event=_storm_progress(settings), on_note=note,
                         autopilot=dict(policy=autopilot_policy, min_gain=min_gain, confirm=confirm, max_moves=max_moves,
-                                       migration_s=migration_s, payback_s=payback_s, rewarm_s=rewarm_s, horizon_windows=horizon, steady_tolerance=steady_tolerance,
+                                       migration_s=migration_s, payback_s=payback_s, rewarm_s=rewarm_s, load_change=load_change,
+                                       horizon_windows=horizon, steady_tolerance=steady_tolerance,
                                        cooldown_s=cooldown, after_s=autopilot_after) if autopilot else None)
     run, problem = done.run, done.problem
     Console().print(vertical({k: run[k] for k in STORM_RUN_KEYS if k in run}, f"storm run: {problem.topology.name} on {problem.cluster.name}"))
@@ -239,11 +248,11 @@ def import_storm_ui_cmd(source, window, output):
               help="hysteresis: ours (--min-gain, --confirm, --cooldown); every-period: Aniello's, a new schedule every "
                    "period; greedy: [F]'s reference, whenever the prediction improves.")
 @click.option("--period", type=FiniteFloat(min=0.1, max=1e6), default=None, help="Seconds between periods (default: one window).")
-@click.option("--window", type=FiniteFloat(min=0.1, max=1e6), default=10.0, show_default=True, help="The monitor's window, seconds.")
+@click.option("--window", type=FiniteFloat(min=0.1, max=1e6), default=LOOP.window_s, show_default=True, help="The monitor's window, seconds.")
 @loop_options("")
-@click.option("--cooldown", type=FiniteFloat(min=0, max=1e7), default=300.0, show_default=True,
+@click.option("--cooldown", type=FiniteFloat(min=0, max=1e7), default=sp.Hysteresis.cooldown_s, show_default=True,
               help="Seconds after a change before the next.")
-@click.option("--time-limit", type=SECONDS, default=2.0, show_default=True, help="Seconds of lns per period.")
+@click.option("--time-limit", type=SECONDS, default=LOOP.time_limit, show_default=True, help="Seconds of lns per period.")
 @click.option("--operating-point", "operating_point", type=click.Choice(list(sp.OPERATING_POINTS)), default=None,
               help="The job's operating point (acking, max spout pending, sleeps; default: Storm's defaults, no acking).")
 @click.option("--periods", type=click.IntRange(min=1), default=None, help="Stop after this many periods (default: run until stopped).")
@@ -252,13 +261,14 @@ def import_storm_ui_cmd(source, window, output):
 @click.option("--receive", "receive", metavar="HOST:PORT", default=None,
               help="Also receive the windows of a topology whose monitor sends them through Storm's metrics path "
                    "(its RecordsConsumer's argument: http://HOST:PORT/records), writing them into --monitor.")
-def autopilot(topology, cluster, monitor, plan_dir, current, policy, period, window, min_gain, confirm, max_moves, migration_s, payback_s, rewarm_s,
+def autopilot(topology, cluster, monitor, plan_dir, current, policy, period, window, min_gain, confirm, max_moves, migration_s, payback_s, rewarm_s, load_change,
               horizon, steady_tolerance, cooldown, time_limit, operating_point, periods, log, receive):
     """Keep TOPOLOGY well placed on CLUSTER while it runs: every period read the monitor's windows,
     calibrate the model on them, reschedule the running placement and, when the policy says so,
     write the plan the Nimbus plugin applies. One line per period; Ctrl-C or SIGTERM stop it."""
     sp.run_autopilot(sp.JobFiles(topology, cluster), monitor, plan_dir, log=log, current=current, policy=policy, period_s=period, periods=periods,
-                 window_s=window, horizon_windows=horizon, max_moves=max_moves, migration_s=migration_s, payback_s=payback_s, rewarm_s=rewarm_s, time_limit=time_limit,
+                 window_s=window, horizon_windows=horizon, max_moves=max_moves, migration_s=migration_s, payback_s=payback_s, rewarm_s=rewarm_s,
+                 load_change=load_change, time_limit=time_limit,
                  min_gain=min_gain, confirm=confirm, cooldown_s=cooldown, steady_tolerance=steady_tolerance,
                  operating_point=operating_point,
                  receive=receive, on_decision=lambda d: click.echo(d.line()), on_note=note)

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from streamplace.autopilot.loop import Autopilot, BesideRun, Settings
+from streamplace.autopilot.loop import Autopilot, BesideRun, Settings, key_shares, load_moved
 from streamplace.autopilot.policy import Greedy, Hysteresis
 from streamplace.model import Cluster, Node, Operator, Placement, Problem, Stream, Topology
 from streamplace.model.specs import load_placement
@@ -129,6 +129,62 @@ def test_after_a_change_the_restarted_workers_warm_up_before_a_decision(tmp_path
     assert again.windows == (60.0, 70.0) and not again.reason.startswith("settling"), again.reason
     with pytest.raises(ValueError, match="re-warm"):
         Settings(rewarm_s=-1.0)
+
+KEYED = Topology.build("job", [Operator("s", 2, role="source", source_rate=4000.0, cpu_per_tuple=1e-4),
+                               Operator("b", 2, cpu_per_tuple=1e-4), Operator("c", 2, role="sink", cpu_per_tuple=1e-4)],
+                       [Stream("s", "b", grouping="fields", key="k"), Stream("b", "c")])
+
+
+def keyed_rows(monitor, w, b_shares):
+    """One window of KEYED: every operator executing 2,000 tuples/s, b's split between its tasks as
+    ``b_shares`` (its keys), s and c evenly."""
+    monitor.mkdir(exist_ok=True)
+    executed = {"s[0]": 1000, "s[1]": 1000, "b[0]": 2000 * b_shares[0], "b[1]": 2000 * b_shares[1], "c[0]": 1000, "c[1]": 1000}
+    with open(monitor / "load-job-6700-1.jsonl", "a") as fh:
+        fh.writelines(json.dumps({"window_start": w, "window_seconds": WINDOW, "task": label, "executed": rate * WINDOW,
+                                  "cpu_seconds": 1e-4 * rate * WINDOW}) + "\n" for label, rate in executed.items())
+    with open(monitor / "traffic-job-6700-1.jsonl", "a") as fh:
+        pairs = [(f"s[{i}]", f"b[{j}]", 1000 * b_shares[j]) for i in range(2) for j in range(2)]
+        pairs += [(f"b[{i}]", f"c[{j}]", 1000 * b_shares[i]) for i in range(2) for j in range(2)]
+        fh.writelines(json.dumps({"window_start": w, "window_seconds": WINDOW, "src_task": a, "dst_task": b,
+                                  "tuples": rate * WINDOW, "bytes": 100 * rate * WINDOW}) + "\n" for a, b, rate in pairs)
+
+
+def test_key_shares_are_those_of_operators_routed_by_key_and_the_move_is_their_total_variation():
+    """b (fields from s) executed 300 and 100 tuples: shares 0.75 and 0.25; s (a spout) and c
+    (shuffle from b, which Storm routes by the tasks' load) have none. From even shares a quarter
+    of b's tuples moved: (|0.75 - 0.5| + |0.25 - 0.5|) / 2."""
+    import pandas as pd
+    load = pd.DataFrame({"task": ["s[0]", "s[1]", "b[0]", "b[1]", "c[0]", "c[1]"], "executed": [200, 200, 300, 100, 0, 400]})
+    shares = key_shares(load, KEYED)
+    assert list(shares) == ["b"] and shares["b"].tolist() == [0.75, 0.25]
+    assert load_moved({"b": np.array([0.5, 0.5])}, shares) == ("b", 0.25)
+    assert load_moved(None, shares) is None and load_moved({"x": np.array([1.0])}, shares) is None
+
+
+@pytest.mark.parametrize("shifted", [False, True])
+def test_a_load_change_cuts_the_re_warm_wait_short(tmp_path, shifted):
+    """A plan applied at t=32 on even keys; in the first horizon after it 30 % of b's tuples moved
+    between its tasks (shares 0.8 / 0.2), above load_change 0.1: the loop decides at once, and
+    says why. With b's keys as before the workers wait their re-warm time."""
+    problem = Problem.from_topology(KEYED, CLUSTER)
+    packed = Placement(node=np.zeros(6, dtype=int), worker=np.zeros(6, dtype=int))
+    for w in (0.0, 10.0, 20.0):
+        keyed_rows(tmp_path / "monitor", w, (0.5, 0.5))
+    ap = Autopilot.resume(problem, tmp_path / "monitor", tmp_path / "plans", tmp_path / "autopilot.jsonl", packed, Greedy(),
+                          Settings(window_s=WINDOW, horizon_windows=2, time_limit=1.0, rewarm_s=60.0, load_change=0.1))
+    assert ap.step(32.0).decision == "apply"
+    for w in (40.0, 50.0):
+        keyed_rows(tmp_path / "monitor", w, (0.8, 0.2) if shifted else (0.5, 0.5))
+    after = ap.step(62.0)
+    if shifted:
+        assert after.reason.endswith("; the load changed (30% of b's tuples moved between its tasks): re-warm wait cut short")
+        assert after.predicted_now is not None
+    else:
+        assert after.reason.startswith("settling: the workers restarted by the change at t=32 have run 0 of the 60 s")
+    with pytest.raises(ValueError, match="load change"):
+        Settings(load_change=0.0)
+
 
 def test_a_restart_resumes_from_the_log(tmp_path):
     write_windows(tmp_path / "monitor", [0.0, 10.0, 20.0])

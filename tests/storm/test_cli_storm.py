@@ -145,11 +145,11 @@ def test_autopilot_options_reach_the_loop_beside_the_run(files, cli, monkeypatch
     monkeypatch.setattr(storm_run, "measure", measure)
     code, _, err = cli(["storm", "run", files / "t.yaml", files / "c.yaml", "--scheduler", "even", "--window", "2",
                         "--autopilot", "--min-gain", "0.1", "--confirm", "3", "--max-moves", "20", "--migration-cost", "12", "--payback", "60", "--rewarm", "30",
-                        "--horizon", "4", "--steady-tolerance", "0.3", "--cooldown", "15", "-o", files / "out"])
+                        "--load-change", "0.25", "--horizon", "4", "--steady-tolerance", "0.3", "--cooldown", "15", "-o", files / "out"])
     assert code == 0, err
     beside = seen["beside"]
     s = beside.settings
     assert (s.window_s, s.horizon_windows, s.max_moves, s.steady_tolerance) == (2.0, 4, 20, 0.3)
-    assert (s.migration_s, s.payback_s, s.migration_cost, s.rewarm_s) == (12.0, 60.0, 0.2, 30.0)
+    assert (s.migration_s, s.payback_s, s.migration_cost, s.rewarm_s, s.load_change) == (12.0, 60.0, 0.2, 30.0, 0.25)
     assert (beside.policy.min_gain, beside.policy.confirm, beside.policy.cooldown_s) == (0.1, 3, 15.0)
     assert beside.period_s == 2.0
