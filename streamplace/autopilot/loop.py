@@ -97,8 +97,8 @@ class Settings:
     payback_s: float = 300.0         # within which the gain must repay the migration (stated, module docstring)
     time_limit: float = 2.0          # seconds of lns per period
     # a rise within the horizon (newest window over oldest) beyond this share is a transient, not a
-    # steady state (module docstring); 5 %: our policy's smallest gain acted on (Hysteresis'
-    # min_gain), so no rise that could alone account for an applied gain is calibrated on
+    # steady state (module docstring); 5 %: half our policy's smallest gain acted on (Hysteresis'
+    # min_gain, 10 %), so no rise that could alone account for an applied gain is calibrated on
     steady_tolerance: float = 0.05
     # the time restarted workers run before their windows are calibrated on (module docstring);
     # 60 s: the job's own warm-up on the testbed, its rate rising for about a minute after its

@@ -38,7 +38,7 @@ MEASURE_S = {"cluster": 95.0, "embedded": 36.0}
 WARMUP_S = {"cluster": 10.0, "embedded": 4.0}
 WINDOW_S = {"cluster": 5.0, "embedded": 2.0}
 #: our policy, its cool-down shortened to 30 s so that a plan after the shift fits the demo's short run
-POLICY = Hysteresis(min_gain=0.05, confirm=2, cooldown_s=30.0)
+POLICY = Hysteresis(cooldown_s=30.0)
 
 
 def embedded_job(at: float) -> Problem:

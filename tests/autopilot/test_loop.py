@@ -268,6 +268,28 @@ def test_the_command_runs_periods_and_prints_one_line_each(cli, tmp_path):
     assert code == 2 and "no running placement" in err
 
 
+def test_the_library_call_takes_the_loops_settings_and_the_policys_thresholds_by_name(tmp_path):
+    """``sp.run_autopilot``'s options are :class:`AutopilotSettings` and :class:`Hysteresis` fields:
+    a steady tolerance of 0.2 lets the 15 % rise through, a min gain of 5.0 (500 %) keeps the
+    packed job that spreading would double; a name of neither is refused, a bad value is one line."""
+    import time
+
+    import streamplace as sp
+    (tmp_path / "packed.json").write_text(json.dumps(PACKED.to_mapping(TOPO.task_labels, CLUSTER)))
+    now = time.time()
+    write_windows(tmp_path / "monitor", [now - 40])
+    write_windows(tmp_path / "monitor", [now - 30], rate=1150.0)
+    call = dict(current=tmp_path / "packed.json", periods=1, period_s=0.1, time_limit=0.5, window_s=WINDOW)
+    assert sp.run_autopilot(PROBLEM, tmp_path / "monitor", tmp_path / "plans", steady_tolerance=0.2, min_gain=5.0,
+                            confirm=1, **call) == 1
+    record = json.loads((tmp_path / "plans" / "job.autopilot.jsonl").read_text())
+    assert record["decision"] == "keep" and record["reason"].startswith("gain +") and "below 500%" in record["reason"]
+    with pytest.raises(TypeError, match="unknown option 'rewarm'"):
+        sp.run_autopilot(PROBLEM, tmp_path / "monitor", tmp_path / "plans", rewarm=30.0, **call)
+    with pytest.raises(sp.InputError, match="re-warm"):
+        sp.run_autopilot(PROBLEM, tmp_path / "monitor", tmp_path / "plans", rewarm_s=-1.0, **call)
+
+
 def test_the_command_receives_the_windows_a_topology_sends_through_storms_metrics_path(cli, tmp_path):
     """``--receive``: the windows arrive over HTTP as the records consumer sends them (no file of
     the workers' is read), land in --monitor, and the loop decides on them."""
