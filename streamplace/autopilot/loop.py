@@ -52,7 +52,15 @@ Every period (:meth:`Autopilot.step`):
    ``payback_s`` (300 s, our policy's default cool-down: the least time a plan then holds) is a
    stated choice, not a measurement. The policy
    (:mod:`.policy`) says apply or keep; an applied plan is written atomically into the plugin's
-   plan directory, which Nimbus re-reads on its next round.
+   plan directory, which Nimbus re-reads on its next round. A policy that confirms a gain over
+   periods (ours) confirms one plan: while a candidate's count runs, each period judges that
+   same placement on its own calibration (no new ``lns`` run), and only when it falls below the
+   policy's threshold does a new candidate start the count again. (Until the campaign
+   ``2026-11-29-autopilot-mingain`` the count confirmed the gain of whatever ``lns`` proposed
+   each period: 6 of its 7 plans moved another number of tasks than the candidate the period
+   before had counted, and one such 5-move plan, proposed once, took its run from 31,284 tuples/s
+   under even to 18,075.) After a
+   restart the count of the log goes on with the first period's candidate.
 6. **Log.** One JSON line per period: ``t``, ``windows``, ``predicted_now``, ``predicted_new``,
    ``moves``, ``decision`` (``keep`` / ``apply``), ``reason`` (and the ``placement`` applied). A
    restart resumes from it: the last applied placement is the running one, the policy's count
@@ -168,6 +176,7 @@ class Autopilot:
         self.history = history or History()
         self.back_at: float | None = None   # the first complete window after the last change (rewarm_s)
         self.decided_on: dict[str, np.ndarray] | None = None   # key shares of the horizon the last plan came from
+        self.pending: tuple[Placement, float] | None = None   # the plan being confirmed, and when it was proposed
         storm_name(problem.topology)   # the plan's file name: a clear error now, not at the first apply
 
     @classmethod
@@ -291,16 +300,26 @@ class Autopilot:
                           cpu_budget=s.point.cpu_budget,
                           offered_source_rate=offered_rate(s.point, topo))
         model = calibrate(problem, run)
-        candidate, why_not = in_child(_candidate, problem, self.current, model, s, self.policy.from_scratch)
-        if candidate is None:
-            return self._keep(now, windows, f"no candidate ({why_not})")
-        moves = int(np.count_nonzero((candidate.node != self.current.node) | (candidate.worker != self.current.worker)))
         predicted_now = model.predict(self.current).throughput
-        predicted_new = model.predict(candidate).throughput
-        if not (math.isfinite(predicted_now) and math.isfinite(predicted_new) and predicted_now > 0):
-            return self._keep(now, windows, "no finite prediction of the running placement", None, None, moves)
-        gain = predicted_new / predicted_now - 1 - s.migration_cost
-        apply, why, history = self.policy.decide(gain, moves, now, self.history)
+        if not (math.isfinite(predicted_now) and predicted_now > 0):
+            return self._keep(now, windows, "no finite prediction of the running placement")
+        history, held = self.history, None
+        if self.pending is not None and history.above > 0:   # the plan being confirmed, on this period's model
+            plan, proposed = self.pending
+            apply, why, after, predicted_new, moves, gain = self._judge(plan, model, predicted_now, now, history)
+            if apply or after.above > history.above:   # it holds: its count goes on
+                held = (apply, f"{why} (the plan proposed at t={proposed:.0f})", after, plan, predicted_new, moves, gain)
+            else:
+                history = after   # it no longer holds: the count starts again on a new candidate
+        if held is None:
+            candidate, why_not = in_child(_candidate, problem, self.current, model, s, self.policy.from_scratch)
+            if candidate is None:
+                self.history, self.pending = history, None
+                return self._keep(now, windows, f"no candidate ({why_not})")
+            apply, why, after, predicted_new, moves, gain = self._judge(candidate, model, predicted_now, now, history)
+            held = (apply, why, after, candidate, predicted_new, moves, gain)
+            self.pending = (candidate, now) if after.above > 0 else None
+        apply, why, history, candidate, predicted_new, moves, gain = held
         why += cut
         if not apply:
             self.history = history
@@ -310,9 +329,19 @@ class Autopilot:
         self.plan_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(self.plan_dir / f"{storm_name(topo)}.json", dumps_json(document) + "\n")
         self.current, self.history, self.planned, self.back_at = candidate, history, document["placement"], None
-        self.decided_on = shares
+        self.decided_on, self.pending = shares, None
         return Decision(now, tuple(windows), predicted_now, predicted_new, moves, "apply", why, document["placement"],
                         history)
+
+    def _judge(self, candidate: Placement, model, predicted_now: float, now: float, history: History):
+        """(apply?, why, the history after, predicted throughput, moves, gain) of ``candidate``
+        by the policy, on this period's calibrated ``model``."""
+        moves = int(np.count_nonzero((candidate.node != self.current.node) | (candidate.worker != self.current.worker)))
+        predicted_new = model.predict(candidate).throughput
+        if not math.isfinite(predicted_new):
+            return False, "no finite prediction of the candidate", History(0, history.last_change), None, moves, None
+        gain = predicted_new / predicted_now - 1 - self.settings.migration_cost
+        return (*self.policy.decide(gain, moves, now, history), predicted_new, moves, gain)
 
     def _foreign_plan(self) -> str | None:
         """Why the plan file is not the loop's own (it does not parse, or holds another placement
@@ -356,6 +385,7 @@ class Autopilot:
             return "waiting for Nimbus' next round to read the plan"
         try:
             self.current = placement_from_dict({"placement": seen.assignment}, topo, cluster, "Storm's assignment")
+            self.pending = None
         except ValueError as exc:
             return f"Storm's assignment is not a placement of this job: {str(exc)[:200]}"
         return f"Storm runs another placement than the loop's plan ({seen.status}): taken as the running one"

@@ -186,6 +186,56 @@ def test_a_load_change_cuts_the_re_warm_wait_short(tmp_path, shifted):
         Settings(load_change=0.0)
 
 
+#: two spreads of the packed job: A moves s[1] and b[1] to n1 (2 moves), B also s[0] (3 moves)
+SPREAD_A = Placement(node=np.array([0, 1, 0, 1]), worker=np.array([0, 0, 0, 0]))
+SPREAD_B = Placement(node=np.array([1, 1, 0, 1]), worker=np.array([0, 0, 0, 0]))
+
+
+def proposing(monkeypatch, tmp_path, *placements):
+    """``lns`` replaced by the given placements, one per call (the calls counted in a file: the
+    candidate is computed in a forked child, which cannot count in this process)."""
+    from streamplace.autopilot import loop
+    calls = tmp_path / "calls"
+
+    def candidate(*args):
+        n = len(calls.read_text()) if calls.exists() else 0
+        calls.write_text("x" * (n + 1))
+        return placements[min(n, len(placements) - 1)], ""
+    monkeypatch.setattr(loop, "_candidate", candidate)
+    return lambda: len(calls.read_text()) if calls.exists() else 0
+
+
+def test_the_plan_applied_is_the_one_confirmed_not_the_last_proposed(tmp_path, monkeypatch):
+    """lns would propose A, then B: the count confirms A, so A is applied at the second period,
+    and lns is not asked again while A holds."""
+    calls = proposing(monkeypatch, tmp_path, SPREAD_A, SPREAD_B)
+    write_windows(tmp_path / "monitor", [0.0, 10.0, 20.0])
+    ap = pilot(tmp_path)
+    first = ap.step(32.0)
+    assert "period 1 of 2 to confirm" in first.reason and first.moves == 2
+    second = ap.step(42.0)
+    assert second.decision == "apply" and second.reason.endswith("for 2 periods (the plan proposed at t=32)")
+    assert ap.current == SPREAD_A and calls() == 1
+
+
+def test_a_plan_that_no_longer_holds_starts_the_count_again_on_a_new_candidate(tmp_path, monkeypatch):
+    """A (2 moves) falls below the threshold at the second period (a policy that says so): lns is
+    asked again, B's count starts at 1, and B, holding at the third period, is applied."""
+
+    class TwoMovesFallBehind(Hysteresis):
+        def decide(self, gain, moves, t, history):
+            return super().decide(-1.0 if (t >= 42.0 and moves == 2) else gain, moves, t, history)
+
+    calls = proposing(monkeypatch, tmp_path, SPREAD_A, SPREAD_B)
+    write_windows(tmp_path / "monitor", [0.0, 10.0, 20.0, 30.0])
+    ap = pilot(tmp_path, policy=TwoMovesFallBehind(min_gain=0.05, confirm=2, cooldown_s=0))
+    assert "period 1 of 2" in ap.step(32.0).reason
+    again = ap.step(42.0)
+    assert again.decision == "keep" and again.moves == 3 and "period 1 of 2" in again.reason and calls() == 2
+    third = ap.step(42.5)
+    assert third.decision == "apply" and "(the plan proposed at t=42)" in third.reason and ap.current == SPREAD_B
+
+
 def test_a_restart_resumes_from_the_log(tmp_path):
     write_windows(tmp_path / "monitor", [0.0, 10.0, 20.0])
     ap = pilot(tmp_path, policy=Greedy())
