@@ -75,6 +75,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -160,6 +161,17 @@ class Decision:
         now = "-" if self.predicted_now is None else f"{self.predicted_now:,.0f}"
         new = "-" if self.predicted_new is None else f"{self.predicted_new:,.0f}"
         return f"t={self.t:.0f} {self.decision}: {self.reason} (now {now}, candidate {new} tuples/s, {self.moves} moves)"
+
+
+class Judged(NamedTuple):
+    """A policy's verdict on one candidate in one period."""
+    apply: bool
+    why: str
+    history: History                  # the policy's state after it
+    candidate: Placement
+    predicted_new: float | None
+    moves: int
+    gain: float | None
 
 
 class Autopilot:
@@ -303,23 +315,22 @@ class Autopilot:
         predicted_now = model.predict(self.current).throughput
         if not (math.isfinite(predicted_now) and predicted_now > 0):
             return self._keep(now, windows, "no finite prediction of the running placement")
-        history, held = self.history, None
+        history, judged = self.history, None
         if self.pending is not None and history.above > 0:   # the plan being confirmed, on this period's model
             plan, proposed = self.pending
-            apply, why, after, predicted_new, moves, gain = self._judge(plan, model, predicted_now, now, history)
-            if apply or after.above > history.above:   # it holds: its count goes on
-                held = (apply, f"{why} (the plan proposed at t={proposed:.0f})", after, plan, predicted_new, moves, gain)
+            judged = self._judge(plan, model, predicted_now, now, history)
+            if judged.apply or judged.history.above > history.above:   # it holds: its count goes on
+                judged = judged._replace(why=f"{judged.why} (the plan proposed at t={proposed:.0f})")
             else:
-                history = after   # it no longer holds: the count starts again on a new candidate
-        if held is None:
+                history, judged = judged.history, None   # it no longer holds: the count starts again on a new candidate
+        if judged is None:
             candidate, why_not = in_child(_candidate, problem, self.current, model, s, self.policy.from_scratch)
             if candidate is None:
                 self.history, self.pending = history, None
                 return self._keep(now, windows, f"no candidate ({why_not})")
-            apply, why, after, predicted_new, moves, gain = self._judge(candidate, model, predicted_now, now, history)
-            held = (apply, why, after, candidate, predicted_new, moves, gain)
-            self.pending = (candidate, now) if after.above > 0 else None
-        apply, why, history, candidate, predicted_new, moves, gain = held
+            judged = self._judge(candidate, model, predicted_now, now, history)
+            self.pending = (candidate, now) if judged.history.above > 0 else None
+        apply, why, history, candidate, predicted_new, moves, gain = judged
         why += cut
         if not apply:
             self.history = history
@@ -333,15 +344,15 @@ class Autopilot:
         return Decision(now, tuple(windows), predicted_now, predicted_new, moves, "apply", why, document["placement"],
                         history)
 
-    def _judge(self, candidate: Placement, model, predicted_now: float, now: float, history: History):
-        """(apply?, why, the history after, predicted throughput, moves, gain) of ``candidate``
-        by the policy, on this period's calibrated ``model``."""
+    def _judge(self, candidate: Placement, model, predicted_now: float, now: float, history: History) -> "Judged":
+        """The policy's verdict on ``candidate``, on this period's calibrated ``model``."""
         moves = int(np.count_nonzero((candidate.node != self.current.node) | (candidate.worker != self.current.worker)))
         predicted_new = model.predict(candidate).throughput
         if not math.isfinite(predicted_new):
-            return False, "no finite prediction of the candidate", History(0, history.last_change), None, moves, None
+            return Judged(False, "no finite prediction of the candidate", History(0, history.last_change), candidate,
+                          None, moves, None)
         gain = predicted_new / predicted_now - 1 - self.settings.migration_cost
-        return (*self.policy.decide(gain, moves, now, history), predicted_new, moves, gain)
+        return Judged(*self.policy.decide(gain, moves, now, history), candidate, predicted_new, moves, gain)
 
     def _foreign_plan(self) -> str | None:
         """Why the plan file is not the loop's own (it does not parse, or holds another placement
@@ -408,14 +419,16 @@ KEY_ROUTED = ("fields", "global", "all")
 def key_shares(load, topo) -> dict[str, np.ndarray]:
     """Each operator whose every input is key-routed (:data:`KEY_ROUTED`), with more than one
     task: the share of its tuples each of its tasks executed in ``load`` (the load records)."""
-    executed = load.groupby("task")["executed"].sum() if len(load) else None
+    if not len(load):
+        return {}
+    executed = load.groupby("task")["executed"].sum().reindex(topo.task_labels, fill_value=0).to_numpy(dtype=float)
     out = {}
     for op in topo.operators:
         inputs = topo.upstream(op.name)
         if op.parallelism < 2 or not inputs or any(st.grouping not in KEY_ROUTED for st in inputs):
             continue
-        labels = [topo.task_labels[i] for i in topo.tasks_of(op.name)]
-        counts = np.array([0.0 if executed is None else float(executed.get(lab, 0)) for lab in labels])
+        tasks = topo.tasks_of(op.name)
+        counts = executed[tasks.start:tasks.stop]
         if counts.sum() > 0:
             out[op.name] = counts / counts.sum()
     return out
