@@ -7,6 +7,7 @@ a supervisor is killed, Nimbus restarts, the plan file is replaced by garbage).
     .venv/bin/python benchmarks/autopilot_faults.py -o out/autopilot-faults            # 4 runs, ~16 min
     .venv/bin/python benchmarks/autopilot_faults.py -o out/autopilot-faults --rounds 2 # a second round
     .venv/bin/python benchmarks/autopilot_faults.py -o out/autopilot-faults --during-move --rounds 2
+    .venv/bin/python benchmarks/autopilot_faults.py -o out/autopilot-faults --only supervisor-kill --first-round 2
     .venv/bin/python benchmarks/autopilot_faults.py -o out/autopilot-faults --summary-only
 
 Appends one record per run to DIR/runs.jsonl (run.json's figures, the autopilot's decisions, the
@@ -176,9 +177,12 @@ def main() -> int:
     ap.add_argument("--summary-only", action="store_true", help="print the verdicts of DIR/runs.jsonl, run nothing")
     ap.add_argument("--during-move", action="store_true",
                     help="run the plan's second part instead: a supervisor killed as the loop writes its next plan")
+    ap.add_argument("--only", nargs="+", choices=sorted(FAULTS), metavar="FAULT",
+                    help=f"run only these of the four faults ({', '.join(FAULTS)})")
     args = ap.parse_args()
     if not args.summary_only:
-        run_all(args.out, args.rounds, DURING_MOVE if args.during_move else FAULTS, args.first_round)
+        faults = DURING_MOVE if args.during_move else {k: v for k, v in FAULTS.items() if not args.only or k in args.only}
+        run_all(args.out, args.rounds, faults, args.first_round)
     runs = _lines(args.out / "runs.jsonl")
     if not runs:
         print(f"{args.out / 'runs.jsonl'}: no runs", file=sys.stderr)

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.LongSupplier;
 import org.apache.storm.metric.StormMetricsRegistry;
 import org.apache.storm.scheduler.Cluster;
 import org.apache.storm.scheduler.EvenScheduler;
@@ -35,8 +36,9 @@ import org.slf4j.LoggerFactory;
  * {@code nimbus.monitor.freq.secs}) each topology with a plan gets exactly the plan's assignment:
  * a topology that already runs it is left alone, one whose plan file changed is moved to the new
  * plan (that is how a new plan reaches a running job). A plan that does not fit the cluster is
- * never half-applied: the topology keeps what it has (or, if it has nothing, gets the fallback)
- * and the reason goes to the log and to the topology's scheduler status (UI, {@code storm list}).
+ * never half-applied: the topology keeps what it has (or, if it has nothing, gets the fallback;
+ * what a dead supervisor took away is replaced, see {@link #reject}) and the reason goes to the
+ * log and to the topology's scheduler status (UI, {@code storm list}).
  * After all plans, Storm's {@link EvenScheduler} schedules every topology that still needs it, or,
  * with {@code streamplace.fallback.scheduler: ras} (in Nimbus' config for every topology, or in a
  * topology's own), Storm's {@link ResourceAwareScheduler} (its default strategy, on the
@@ -58,6 +60,8 @@ public class PlanScheduler implements IScheduler {
     private StormMetricsRegistry metricsRegistry;
     private IScheduler ras;   // made when a topology first needs it
     private double roundEverySecs = 10.0;   // Storm's default nimbus.monitor.freq.secs (defaults.yaml)
+    private final LongSupplier clock;
+    private SlotHistory history = new SlotHistory(Map.of());
     private final Set<String> seenNodes = new HashSet<>();
     private final Map<Path, CachedPlan> cache = new HashMap<>();
     private final Map<String, Map<String, Object>> lastAssigned = new HashMap<>();   // topology id -> last record written
@@ -65,8 +69,18 @@ public class PlanScheduler implements IScheduler {
     private record CachedPlan(long modified, long size, Plan plan, String error) {
     }
 
+    public PlanScheduler() {
+        this(System::currentTimeMillis);
+    }
+
+    /** With the clock that times Nimbus' rounds (tests give their own). */
+    PlanScheduler(LongSupplier clock) {
+        this.clock = clock;
+    }
+
     @Override
     public void prepare(Map<String, Object> conf, StormMetricsRegistry metricsRegistry) {
+        history = new SlotHistory(conf);
         Object freq = conf.get("nimbus.monitor.freq.secs");
         if (freq instanceof Number n && n.doubleValue() > 0) {
             roundEverySecs = n.doubleValue();
@@ -90,7 +104,7 @@ public class PlanScheduler implements IScheduler {
 
     @Override
     public void schedule(Topologies topologies, Cluster cluster) {
-        long roundMs = System.currentTimeMillis();
+        long roundMs = clock.getAsLong();
         Set<String> alive = Set.of();
         Set<String> dead = Set.of();
         List<TopologyDetails> tops = new ArrayList<>(topologies.getTopologies());
@@ -100,6 +114,7 @@ public class PlanScheduler implements IScheduler {
             dead = new HashSet<>(seenNodes);
             dead.removeAll(alive);
             seenNodes.addAll(alive);
+            history.sawSupervisors(cluster.getSupervisors().keySet(), roundMs);
             for (TopologyDetails td : tops) {
                 try {
                     applyPlan(td, cluster, dead);
@@ -137,6 +152,11 @@ public class PlanScheduler implements IScheduler {
             }
         } catch (Throwable t) {
             LOG.error("streamplace: the fallback scheduler failed", t);
+        }
+        try {
+            history.sawAssignments(cluster, tops, roundMs);
+        } catch (Throwable t) {
+            LOG.error("streamplace: could not note this round's assignments", t);
         }
         if (planDir != null) {
             writeAssigned(tops, cluster, alive, dead, roundMs);
@@ -176,9 +196,8 @@ public class PlanScheduler implements IScheduler {
         }
         SchedulerAssignment current = cluster.getAssignmentById(td.getId());
         boolean running = current != null && !current.getExecutorToSlot().isEmpty();
-        String lost = running ? notRunningWhole(td, current, cluster) : null;
         if (cached.error != null) {
-            reject(cluster, td, current, cached.error, lost);
+            reject(cluster, td, current, cached.error);
             return;
         }
         Map<WorkerSlot, List<ExecutorDetails>> wanted;
@@ -186,7 +205,7 @@ public class PlanScheduler implements IScheduler {
             wanted = PlanAssignment.compute(cached.plan, td, cluster, dead);
         } catch (PlanAssignment.Misfit m) {
             LOG.warn("streamplace: plan {} does not fit topology {}: {}", file, td.getId(), m.getMessage());
-            reject(cluster, td, current, m.getMessage(), lost);
+            reject(cluster, td, current, m.getMessage());
             return;
         }
         String applied = "plan applied: " + td.getExecutors().size() + " executors on " + wanted.size()
@@ -215,32 +234,51 @@ public class PlanScheduler implements IScheduler {
     }
 
     /**
-     * A plan that cannot be applied leaves the topology as it runs, unless it does not run whole:
-     * its assignment uses a worker of a supervisor that is gone, or leaves executors unassigned
-     * (Nimbus takes the executors of a dead node off it). Keeping that would keep the job stalled
-     * (the EvenScheduler only fills free slots, and there may be none), so the whole topology goes
-     * to the fallback on the live nodes: a whole placement, never part plan and part nothing.
+     * A plan that cannot be applied leaves the topology as it runs, as far as it runs. A worker of a
+     * supervisor that is gone is kept when it started before its supervisor died ({@link SlotHistory}:
+     * it runs on, as Storm's own schedulers keep the alive executors of a dead node) and given up
+     * otherwise. The executors left without a worker (given up here, or taken off by Nimbus when their
+     * heartbeats stopped) are placed by Storm's EvenScheduler on free slots of the live nodes, beside
+     * the workers kept, which go on running: with at least one new worker, and up to
+     * {@code topology.workers} as the EvenScheduler fills. Only when that cannot place them all (no
+     * free slot), or the topology's fallback is RAS (which places whole topologies), does the whole
+     * topology go to the fallback on the live nodes. Never part of the job left without a worker.
      */
-    private void reject(Cluster cluster, TopologyDetails td, SchedulerAssignment current, String why, String lost) {
-        if (lost != null) {
-            cluster.freeSlots(new ArrayList<>(current.getSlots()));
-            status(cluster, td, "plan rejected: " + why + "; the running assignment " + lost
-                                + ": " + fallbackName(td) + " on the live nodes");
-        } else {
-            boolean running = current != null && !current.getExecutorToSlot().isEmpty();
-            status(cluster, td, "plan rejected: " + why + (running ? "; keeping the current assignment" : "; " + fallbackName(td)));
+    private void reject(Cluster cluster, TopologyDetails td, SchedulerAssignment current, String why) {
+        if (current == null || current.getExecutorToSlot().isEmpty()) {
+            status(cluster, td, "plan rejected: " + why + "; " + fallbackName(td));
+            return;
         }
-    }
-
-    /** Why the running assignment does not run the whole topology (see {@link #reject}), or null. */
-    private static String notRunningWhole(TopologyDetails td, SchedulerAssignment current, Cluster cluster) {
-        for (WorkerSlot slot : current.getSlots()) {
-            if (cluster.getSupervisorById(slot.getNodeId()) == null) {
-                return "uses a worker of supervisor " + slot.getNodeId() + " (port " + slot.getPort() + "), which is not alive";
+        List<WorkerSlot> gone = history.notStarted(td.getId(), current, cluster);
+        long onDead = current.getSlots().stream().filter(slot -> cluster.getSupervisorById(slot.getNodeId()) == null).count();
+        String kept = onDead > gone.size()
+                      ? "; " + (onDead - gone.size()) + " worker(s) of a supervisor that is gone kept (started before it died)" : "";
+        cluster.freeSlots(gone);
+        int missing = cluster.getUnassignedExecutors(td).size();
+        if (missing == 0) {
+            status(cluster, td, "plan rejected: " + why + "; keeping the current assignment" + kept);
+            return;
+        }
+        String orphans = missing + " executor(s) without a running worker"
+                         + (gone.isEmpty() ? "" : " (" + gone.size() + " worker(s) of a supervisor that is gone, not started)");
+        if (!isRas(td)) {
+            SchedulerAssignment left = cluster.getAssignmentById(td.getId());
+            int keptSlots = left == null ? 0 : left.getSlots().size();
+            TopologyDetails widened = new TopologyDetails(td.getId(), td.getConf(), td.getTopology(),
+                Math.max(td.getNumWorkers(), keptSlots + Math.max(1, gone.size())), td.getExecutorToComponent(),
+                td.getLaunchTime(), td.getTopologySubmitter());
+            Cluster view = new Cluster(cluster, new Topologies(widened));
+            EvenScheduler.scheduleTopologiesEvenly(view.getTopologies(), view);
+            copyNewAssignments(view, cluster, Set.of(td.getId()));
+            if (cluster.getUnassignedExecutors(td).isEmpty()) {
+                status(cluster, td, "plan rejected: " + why + "; " + orphans + " placed by the EvenScheduler on free slots of "
+                                    + "the live nodes, the other " + keptSlots + " worker(s) kept" + kept);
+                return;
             }
         }
-        int unassigned = cluster.getUnassignedExecutors(td).size();
-        return unassigned == 0 ? null : "leaves " + unassigned + " executor(s) unassigned";
+        cluster.unassign(td.getId());
+        status(cluster, td, "plan rejected: " + why + "; " + orphans + (isRas(td) ? "" : " and no free slot for them")
+                            + ": the whole topology to the " + fallbackName(td) + " on the live nodes");
     }
 
     private static boolean sameAssignment(SchedulerAssignment current, Map<WorkerSlot, List<ExecutorDetails>> wanted) {

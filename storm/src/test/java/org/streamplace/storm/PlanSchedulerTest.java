@@ -165,9 +165,10 @@ class PlanSchedulerTest {
     }
 
     @Test
-    void aDeadSupervisorIsNamedAndARunningAssignmentLeftShortGoesWholeToTheLiveNodes() throws Exception {
+    void aDeadSupervisorIsNamedAndARunningAssignmentLeftShortWithNoFreeLiveSlotGoesWhole() throws Exception {
         // b's supervisor died and Nimbus took b's executors off the assignment: keeping what is left
-        // would leave them unassigned (the testbed's job stalled so), so the topology goes whole to a's slots
+        // would leave them unassigned (the testbed's job stalled so), and a has no free slot for them: the
+        // topology goes whole to a's slots
         TopologyDetails td = wordcountWithPlan();
         PlanScheduler s = Fixtures.scheduler(dir);
         Cluster first = round(s, null, td);
@@ -181,9 +182,87 @@ class PlanSchedulerTest {
         Cluster c = roundAfterBDied(s, td, onA);
         String status = c.getStatus(td.getId());
         assertTrue(status.contains("the supervisor of node b is not alive"), status);
-        assertTrue(status.endsWith("leaves " + (before.size() - onA.size()) + " executor(s) unassigned: EvenScheduler on the live nodes"),
-                   status);
+        assertTrue(status.endsWith("; " + (before.size() - onA.size()) + " executor(s) without a running worker and no free slot "
+                                   + "for them: the whole topology to the EvenScheduler on the live nodes"), status);
         assertEquals(td.getExecutors(), c.getAssignmentById(td.getId()).getExecutorToSlot().keySet(), "every executor assigned");
+    }
+
+    /** b's executors, count[1] (task 2), split[1] (4), split[2] (5), spout[1] (7), dealt by the EvenScheduler over a's free 6702, 6703. */
+    static final Map<String, String> B_ON_A_FREE_SLOTS = Map.of("count[1]", "a:6702", "split[1]", "a:6703", "split[2]", "a:6702",
+                                                                "spout[1]", "a:6703");
+
+    /** {@link #PLAN}'s placement of a's executors, which go on running. */
+    static final Map<String, String> A_KEPT = Map.of("spout[0]", "a:6700", "count[0]", "a:6700", "split[0]", "a:6701");
+
+    private static Map<String, String> merged(Map<String, String> x, Map<String, String> y) {
+        Map<String, String> out = new HashMap<>(x);
+        out.putAll(y);
+        return out;
+    }
+
+    @Test
+    void executorsNimbusTookOffADeadNodeArePlacedOnFreeLiveSlotsAndTheRestKeepsRunning() throws Exception {
+        sups = Fixtures.supervisors(Map.of("a", 4, "b", 3));
+        TopologyDetails td = wordcountWithPlan();
+        PlanScheduler s = Fixtures.scheduler(dir);
+        Cluster first = round(s, null, td);
+        Map<ExecutorDetails, WorkerSlot> onA = new HashMap<>();
+        first.getAssignmentById(td.getId()).getExecutorToSlot().forEach((e, slot) -> {
+            if (slot.getNodeId().equals("sup-a")) {
+                onA.put(e, slot);
+            }
+        });
+        Cluster c = roundAfterBDied(s, td, onA);
+        assertEquals(merged(A_KEPT, B_ON_A_FREE_SLOTS), Fixtures.placed(c, td));
+        String status = c.getStatus(td.getId());
+        assertTrue(status.endsWith("; 4 executor(s) without a running worker placed by the EvenScheduler on free slots of the live "
+                                   + "nodes, the other 2 worker(s) kept"), status);
+    }
+
+    /** Rounds at {@code ms} times of a scheduler whose config holds Storm's defaults (session timeout 20 s, supervisor period 3 s). */
+    private PlanScheduler clocked(long[] now) {
+        PlanScheduler s = new PlanScheduler(() -> now[0]);
+        s.prepare(Fixtures.stormConf(Map.of(PlanScheduler.PLAN_DIR, dir.toString())), new org.apache.storm.metric.StormMetricsRegistry());
+        return s;
+    }
+
+    @ParameterizedTest(name = "b last seen alive {0} ms after the plan was applied")
+    @org.junit.jupiter.params.provider.ValueSource(longs = {0, 22_000})
+    void workersOfASupervisorThatDiedBeforeItCouldStartThemAreReplacedOnTheLiveNodes(long lastAlive) throws Exception {
+        // Nimbus still counts their executors alive (nimbus.task.launch.secs), but b may never have started
+        // them: it was alive less than 20 s (ZooKeeper session) + 3 s (supervisor period) after the plan
+        sups = Fixtures.supervisors(Map.of("a", 4, "b", 3));
+        TopologyDetails td = wordcountWithPlan();
+        long[] now = {0};
+        PlanScheduler s = clocked(now);
+        Cluster c = round(s, null, td);
+        now[0] = lastAlive;
+        c = round(s, c, td);
+        now[0] = lastAlive + 2_000;
+        c = roundAfterBDied(s, td, new HashMap<>(c.getAssignmentById(td.getId()).getExecutorToSlot()));
+        assertEquals(merged(A_KEPT, B_ON_A_FREE_SLOTS), Fixtures.placed(c, td));
+        String status = c.getStatus(td.getId());
+        assertTrue(status.endsWith("; 4 executor(s) without a running worker (2 worker(s) of a supervisor that is gone, not started) "
+                                   + "placed by the EvenScheduler on free slots of the live nodes, the other 2 worker(s) kept"), status);
+    }
+
+    @Test
+    void workersThatStartedBeforeTheirSupervisorDiedAreKeptRunning() throws Exception {
+        // b alive 23 s after the plan: it had the plan 20 + 3 s before Nimbus could have noticed it gone
+        sups = Fixtures.supervisors(Map.of("a", 4, "b", 3));
+        TopologyDetails td = wordcountWithPlan();
+        long[] now = {0};
+        PlanScheduler s = clocked(now);
+        Cluster c = round(s, null, td);
+        Map<String, String> applied = Fixtures.placed(c, td);
+        now[0] = 23_000;
+        c = round(s, c, td);
+        now[0] = 25_000;
+        c = roundAfterBDied(s, td, new HashMap<>(c.getAssignmentById(td.getId()).getExecutorToSlot()));
+        assertEquals(applied, Fixtures.placed(c, td), "every worker kept where it runs, b's too");
+        String status = c.getStatus(td.getId());
+        assertTrue(status.endsWith("; keeping the current assignment; 2 worker(s) of a supervisor that is gone kept (started before it "
+                                   + "died)"), status);
     }
 
     @Test
@@ -230,7 +309,7 @@ class PlanSchedulerTest {
     }
 
     @Test
-    void aRunningAssignmentOnADeadSupervisorIsNotKeptTheWholeTopologyGoesToTheLiveNodes() throws Exception {
+    void aDeadSupervisorsUnstartedWorkersWithNoFreeLiveSlotSendTheWholeTopologyToTheLiveNodes() throws Exception {
         // the plan was applied, then b's supervisor died (during the move): b's executors do not run
         TopologyDetails td = wordcountWithPlan();
         PlanScheduler s = Fixtures.scheduler(dir);
@@ -240,7 +319,8 @@ class PlanSchedulerTest {
         Cluster c = roundAfterBDied(s, td, applied);
         String status = c.getStatus(td.getId());
         assertTrue(status.contains("the supervisor of node b is not alive"), status);
-        assertTrue(status.endsWith("which is not alive: EvenScheduler on the live nodes"), status);
+        assertTrue(status.endsWith("; 4 executor(s) without a running worker (2 worker(s) of a supervisor that is gone, not started) "
+                                   + "and no free slot for them: the whole topology to the EvenScheduler on the live nodes"), status);
         Map<ExecutorDetails, WorkerSlot> now = c.getAssignmentById(td.getId()).getExecutorToSlot();
         assertEquals(td.getExecutors(), now.keySet(), "every executor assigned");
         assertTrue(now.values().stream().allMatch(slot -> slot.getNodeId().equals("sup-a")), now.toString());
