@@ -11,9 +11,9 @@ from streamplace.storm import jobfile, jvm
 
 PKG = "org/streamplace/storm/"
 # PlanScheduler (IScheduler) -> plan reading (Plan, Documents, SpecException), the mapping to
-# slots (PlanAssignment) and task labels (TaskLabels)
+# slots (PlanAssignment) and task labels (TaskLabels), what it saw across rounds (SlotHistory)
 PLUGIN = {"PlanScheduler", "PlanScheduler$CachedPlan", "PlanAssignment", "PlanAssignment$Misfit", "Plan", "Plan$Target",
-          "TaskLabels", "Documents", "SpecException", "Assigned", "Json"}
+          "TaskLabels", "Documents", "SpecException", "Assigned", "Json", "SlotHistory", "SlotHistory$Held"}
 HARNESS_ONLY = {"JobRunner", "LocalRunner", "ClusterRunner", "JobFile", "JobSchema", "Events", "Submitter",
                 "TopologyWatch", "JobReport", "MeasuredWindow", "Engine", "SpecTopology", "SpecComponents",
                 "TrafficMonitor", "MonitorWriter", "Spec", "TopologyConf"}
