@@ -19,7 +19,13 @@ Every period (:meth:`Autopilot.step`):
    30-38 s on the testbed). The calibration below takes the horizon for the placement's steady
    state; on a rising rate it takes the placement for slower than it is and credits a move with
    the difference (the testbed campaign ``2026-11-28-autopilot-shift``: every policy's first
-   plan written 29-42 s after submission, while even's rate was still rising). Nor, after a
+   plan written 29-42 s after submission, while even's rate was still rising). Nor on a horizon
+   whose load changed within it: more than ``load_change`` of a key-routed operator's tuples
+   (below) moved between its tasks from its oldest window to its newest. Such a horizon mixes two
+   loads, and a plan decided on it fits neither (the campaign ``2026-11-29-autopilot-confirm``: a
+   2-move plan decided 13 s after a key shift, on a 15-s horizon holding both loads; as the
+   reference of the load-change rule below it then hid the shift, and the plan for the shifted
+   keys came 147 s after it). Nor, after a
    change, before the workers it restarted have run ``rewarm_s`` (counted from the first horizon
    after the change that every task reported in full): a restarted worker's JVM compiles its
    hot code anew, as at the job's start, and a calibration on its first minute takes its tasks
@@ -300,6 +306,10 @@ class Autopilot:
         if rising > s.steady_tolerance:
             return self._keep(now, windows, f"settling: the rate rose {rising:.0%} over the horizon (above "
                                             f"{s.steady_tolerance:.0%}): not a steady state yet")
+        changing = load_moved(*(key_shares(load[load["window_start"] == w], topo) for w in (windows[0], windows[-1])))
+        if changing is not None and changing[1] > s.load_change:
+            return self._keep(now, windows, f"settling: the load is changing ({changing[1]:.0%} of {changing[0]}'s tuples "
+                                            f"moved between its tasks within the horizon, above {s.load_change:.0%})")
         traffic = traffic[traffic["window_start"].isin(windows)] if len(traffic) else traffic
         seconds = len(windows) * s.window_s
         problem = Problem.from_topology(topo, self.problem.cluster, graph=self._graph(traffic, seconds))

@@ -45,7 +45,8 @@ def loop_options(prefix: str):
         click.option("--load-change", "load_change", type=FiniteFloat(min=0.001, max=1), default=LOOP.load_change,
                      show_default=True,
                      help=say("share of a key-routed operator's tuples that, moved between its tasks since the last "
-                                   "plan was decided, cuts the re-warm wait short (the load changed).")),
+                                   "plan was decided, cuts the re-warm wait short (the load changed); moved within "
+                                   "the horizon, keeps the period (the load is changing).")),
         click.option("--horizon", type=click.IntRange(min=1), default=LOOP.horizon_windows, show_default=True,
                      help=say("windows each period reads.")),
         click.option("--steady-tolerance", "steady_tolerance", type=FiniteFloat(min=0, max=100), default=LOOP.steady_tolerance, show_default=True,

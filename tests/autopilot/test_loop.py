@@ -186,6 +186,25 @@ def test_a_load_change_cuts_the_re_warm_wait_short(tmp_path, shifted):
         Settings(load_change=0.0)
 
 
+def test_a_horizon_whose_load_changed_within_it_is_not_decided_on(tmp_path):
+    """b's keys shift between windows 10 and 20: in the horizon of windows 10 and 20, 30 % of b's
+    tuples moved between its tasks (0.5 / 0.5 to 0.8 / 0.2), above load_change 0.1: no decision on
+    a horizon holding two loads. The next horizon (20 and 30) holds one: the loop decides."""
+    problem = Problem.from_topology(KEYED, CLUSTER)
+    packed = Placement(node=np.zeros(6, dtype=int), worker=np.zeros(6, dtype=int))
+    for w, shares in ((0.0, (0.5, 0.5)), (10.0, (0.5, 0.5)), (20.0, (0.8, 0.2))):
+        keyed_rows(tmp_path / "monitor", w, shares)
+    ap = Autopilot.resume(problem, tmp_path / "monitor", tmp_path / "plans", tmp_path / "autopilot.jsonl", packed, Greedy(),
+                          Settings(window_s=WINDOW, horizon_windows=2, time_limit=1.0, load_change=0.1))
+    mixed = ap.step(32.0)
+    assert mixed.decision == "keep" and mixed.windows == (10.0, 20.0) and mixed.predicted_now is None
+    assert mixed.reason == ("settling: the load is changing (30% of b's tuples moved between its tasks within the horizon, "
+                            "above 10%)")
+    keyed_rows(tmp_path / "monitor", 30.0, (0.8, 0.2))
+    one = ap.step(42.0)
+    assert one.windows == (20.0, 30.0) and one.predicted_now is not None and not one.reason.startswith("settling"), one.reason
+
+
 #: two spreads of the packed job: A moves s[1] and b[1] to n1 (2 moves), B also s[0] (3 moves)
 SPREAD_A = Placement(node=np.array([0, 1, 0, 1]), worker=np.array([0, 0, 0, 0]))
 SPREAD_B = Placement(node=np.array([1, 1, 0, 1]), worker=np.array([0, 0, 0, 0]))
