@@ -219,7 +219,7 @@ def proposing(monkeypatch, tmp_path, *placements):
     def candidate(*args):
         n = len(calls.read_text()) if calls.exists() else 0
         calls.write_text("x" * (n + 1))
-        return placements[min(n, len(placements) - 1)], ""
+        return placements[min(n, len(placements) - 1)], "", ""
     monkeypatch.setattr(loop, "_candidate", candidate)
     return lambda: len(calls.read_text()) if calls.exists() else 0
 
@@ -235,6 +235,30 @@ def test_the_plan_applied_is_the_one_confirmed_not_the_last_proposed(tmp_path, m
     second = ap.step(42.0)
     assert second.decision == "apply" and second.reason.endswith("for 2 periods (the plan proposed at t=32)")
     assert ap.current == SPREAD_A and calls() == 1
+
+
+@pytest.mark.parametrize("share, limits", [(1.0, [1.0]), (0.25, [1.0, 4.0]), (0.05, [1.0, 4.0]), (0.5, [1.0, 2.0])])
+def test_a_search_starved_of_cpu_runs_again_with_its_wall_limit_stretched(monkeypatch, share, limits):
+    """lns counts wall-clock seconds: a search that got a quarter of a core over its 1 s runs
+    again with 1 / 0.25 = 4 s, one that got half a core with 2 s, one that got 5 % with the cap
+    of 4 s; a search on a free core runs once. The stretched run's placement is the one kept."""
+    from types import SimpleNamespace
+    from streamplace.autopilot import loop
+    clock = {"cpu": 0.0, "wall": 0.0}
+    asked = []
+
+    def reschedule(problem, mapping, name, params, *, time_limit, max_moves, model):
+        asked.append(time_limit)
+        clock["wall"] += time_limit
+        clock["cpu"] += time_limit * share
+        return SimpleNamespace(result=SimpleNamespace(placement=SPREAD_A if len(asked) == 1 else SPREAD_B))
+    monkeypatch.setattr(loop, "reschedule", reschedule)
+    monkeypatch.setattr(loop.time, "process_time", lambda: clock["cpu"])
+    monkeypatch.setattr(loop.time, "perf_counter", lambda: clock["wall"])
+    placement, why, note = loop._candidate(PROBLEM, PACKED, None, Settings(time_limit=1.0, max_moves=4), False)
+    assert asked == limits and why == ""
+    assert placement is (SPREAD_A if len(limits) == 1 else SPREAD_B)
+    assert note == ("" if len(limits) == 1 else f"; the search got {share:.0%} of a core, so it ran again with {limits[1]:.1f} s")
 
 
 def test_a_plan_that_no_longer_holds_starts_the_count_again_on_a_new_candidate(tmp_path, monkeypatch):
