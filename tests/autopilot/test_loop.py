@@ -259,6 +259,11 @@ def test_a_search_starved_of_cpu_runs_again_with_its_wall_limit_stretched(monkey
     assert asked == limits and why == ""
     assert placement is (SPREAD_A if len(limits) == 1 else SPREAD_B)
     assert note == ("" if len(limits) == 1 else f"; the search got {share:.0%} of a core, so it ran again with {limits[1]:.1f} s")
+    asked.clear()
+    loop._candidate(PROBLEM, PACKED, None, Settings(time_limit=1.0, max_moves=4, search_stretch=1.0), False)
+    assert asked == [1.0], "never stretched"
+    with pytest.raises(ValueError, match="search stretch"):
+        Settings(search_stretch=0.5)
 
 
 def test_a_plan_that_no_longer_holds_starts_the_count_again_on_a_new_candidate(tmp_path, monkeypatch):
