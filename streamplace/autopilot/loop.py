@@ -315,11 +315,12 @@ class Autopilot:
                                                     f"of the {s.rewarm_s:g} s they need to warm up")
                 cut = (f"; the load changed ({moved[1]:.0%} of {moved[0]}'s tuples moved between its tasks): "
                        "re-warm wait cut short")
-        rising = _rise(load, topo, windows, s.window_s)
+        ends = [load[load["window_start"] == w] for w in (windows[0], windows[-1])]   # the oldest and newest window
+        rising = _rise(*ends, topo, s.window_s)
         if rising > s.steady_tolerance:
             return self._keep(now, windows, f"settling: the rate rose {rising:.0%} over the horizon (above "
                                             f"{s.steady_tolerance:.0%}): not a steady state yet")
-        changing = load_moved(*(key_shares(load[load["window_start"] == w], topo) for w in (windows[0], windows[-1])))
+        changing = load_moved(*(key_shares(end, topo) for end in ends))
         if changing is not None and changing[1] > s.load_change:
             return self._keep(now, windows, f"settling: the load is changing ({changing[1]:.0%} of {changing[0]}'s tuples "
                                             f"moved between its tasks within the horizon, above {s.load_change:.0%})")
@@ -467,10 +468,11 @@ def load_moved(before: dict[str, np.ndarray] | None, after: dict[str, np.ndarray
     return max(moved, key=lambda m: m[1]) if moved else None
 
 
-def _rise(load, topo, windows, window_s: float) -> float:
-    """How much more the horizon's newest window executed than its oldest (every task's tuples,
-    :func:`~streamplace.storm.records.throughput`), as a share of the oldest's; 0 for one window."""
-    first, last = (sum(records.throughput(load[load["window_start"] == w], topo, window_s)) for w in (windows[0], windows[-1]))
+def _rise(oldest, newest, topo, window_s: float) -> float:
+    """How much more the horizon's newest window executed than its oldest (their load records;
+    every task's tuples, :func:`~streamplace.storm.records.throughput`), as a share of the
+    oldest's; 0 for one window."""
+    first, last = (sum(records.throughput(w, topo, window_s)) for w in (oldest, newest))
     return last / first - 1 if first > 0 else (math.inf if last > 0 else 0.0)
 
 

@@ -253,7 +253,7 @@ def import_storm_ui_cmd(source, window, output):
 @loop_options("")
 @click.option("--cooldown", type=FiniteFloat(min=0, max=1e7), default=sp.Hysteresis.cooldown_s, show_default=True,
               help="Seconds after a change before the next.")
-@click.option("--time-limit", type=SECONDS, default=LOOP.time_limit, show_default=True, help="Seconds of lns per period on a free core (a search starved of CPU runs again with more, up to 4x).")
+@click.option("--time-limit", type=SECONDS, default=LOOP.time_limit, show_default=True, help=f"Seconds of lns per period on a free core (a search starved of CPU runs again with more, up to {LOOP.search_stretch:g}x).")
 @click.option("--operating-point", "operating_point", type=click.Choice(list(sp.OPERATING_POINTS)), default=None,
               help="The job's operating point (acking, max spout pending, sleeps; default: Storm's defaults, no acking).")
 @click.option("--periods", type=click.IntRange(min=1), default=None, help="Stop after this many periods (default: run until stopped).")

@@ -74,7 +74,7 @@ def run_autopilot_step(out_dir: Path, *, quick: bool = False, log=print) -> dict
     # embedded, the run is too short for a search stretched on a busy machine (a test run beside it)
     beside = BesideRun(problem, start, POLICY, Settings(window_s=WINDOW_S[mode], horizon_windows=3 if mode == "cluster" else 2,
                                                         time_limit=1.0, point=point,
-                                                        search_stretch=4.0 if mode == "cluster" else 1.0),
+                                                        search_stretch=Settings.search_stretch if mode == "cluster" else 1.0),
                        period_s=WINDOW_S[mode])
     target = out_dir / "autopilot"
     shutil.rmtree(target, ignore_errors=True)

@@ -8,6 +8,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.apache.storm.Config;
+import org.apache.storm.DaemonConfig;
 import org.apache.storm.scheduler.Cluster;
 import org.apache.storm.scheduler.ExecutorDetails;
 import org.apache.storm.scheduler.SchedulerAssignment;
@@ -45,8 +47,8 @@ final class SlotHistory {
     }
 
     SlotHistory(Map<String, Object> conf) {
-        Object session = conf.get("storm.zookeeper.session.timeout");
-        Object period = conf.get("supervisor.monitor.frequency.secs");
+        Object session = conf.get(Config.STORM_ZOOKEEPER_SESSION_TIMEOUT);
+        Object period = conf.get(DaemonConfig.SUPERVISOR_MONITOR_FREQUENCY_SECS);
         settleMs = (session instanceof Number n ? n.longValue() : SESSION_TIMEOUT_MS)
                    + Math.round(1000 * (period instanceof Number p ? p.doubleValue() : SUPERVISOR_PERIOD_S));
     }
