@@ -39,6 +39,11 @@ WARMUP_S = {"cluster": 10.0, "embedded": 4.0}
 WINDOW_S = {"cluster": 5.0, "embedded": 2.0}
 #: our policy, its cool-down shortened to 30 s so that a plan after the shift fits the demo's short run
 POLICY = Hysteresis(cooldown_s=30.0)
+#: embedded, the small job's one-move answer to the skew is predicted +14-17 % before the 6.3 %
+#: migration cost, so 7.7-10.5 % after it (one run of 2026-11-29): at the default 10 % threshold
+#: the step would show it or not by noise. Embedded figures show the loop working, not
+#: performance, so there the threshold is 5 % (the default before 2026-11-29)
+EMBEDDED_POLICY = Hysteresis(cooldown_s=30.0, min_gain=0.05)
 
 
 def embedded_job(at: float) -> Problem:
@@ -72,7 +77,8 @@ def run_autopilot_step(out_dir: Path, *, quick: bool = False, log=print) -> dict
         problem = embedded_job(at)
         start = Placement(node=np.array([0, 1, 1, 2, 2]), worker=np.zeros(5, int))
     # embedded, the run is too short for a search stretched on a busy machine (a test run beside it)
-    beside = BesideRun(problem, start, POLICY, Settings(window_s=WINDOW_S[mode], horizon_windows=3 if mode == "cluster" else 2,
+    policy = POLICY if mode == "cluster" else EMBEDDED_POLICY
+    beside = BesideRun(problem, start, policy, Settings(window_s=WINDOW_S[mode], horizon_windows=3 if mode == "cluster" else 2,
                                                         time_limit=1.0, point=point,
                                                         search_stretch=Settings.search_stretch if mode == "cluster" else 1.0),
                        period_s=WINDOW_S[mode])
@@ -82,7 +88,7 @@ def run_autopilot_step(out_dir: Path, *, quick: bool = False, log=print) -> dict
     t0 = run["submitted_at"]
     decisions = (target / "autopilot.jsonl").read_text().splitlines()
     return {"mode": mode, "why_not_testbed": why or None, "workload": problem.topology.name,
-            "cluster": problem.cluster.name, "shift_at": at, "policy": POLICY.name, "decisions": len(decisions),
+            "cluster": problem.cluster.name, "shift_at": at, "policy": policy.name, "decisions": len(decisions),
             "timeline": [{"t": round(w["t"] - t0, 1), "throughput": w["throughput"]} for w in run["timeline"]],
             "plans": [{"t": round(p["t"] - t0, 1), "matched": p["matched"]} for p in run.get("plans", [])]}
 
