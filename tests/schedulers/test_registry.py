@@ -16,7 +16,7 @@ from streamplace.workloads import microbench
 # schedulers whose problem is a different one (they choose the parallelism: their own tests cover
 # them); all others place the given tasks
 PLACING = [name for name in available() if not REGISTRY[name].chooses_parallelism]
-FAST_PARAMS = {"optimal": {"time_limit": 5.0}, "ischeduler": {"theta": 0.5}, "lns": {"time_limit": 5.0}}
+FAST_PARAMS = {"optimal": {"time_limit": 5.0}, "ischeduler": {"theta": 5.0}, "lns": {"time_limit": 5.0}}
 SAMPLE = [i for i in microbench.instances(sizes=(10, 20, 32))]
 
 

@@ -33,7 +33,7 @@ def plans():
         topo, cluster = make()
         problem = Problem.from_topology(topo, cluster)
         for name in (["throughput"] if kind == "micro-linear" else available()):
-            params = {"optimal": {"time_limit": 0.5}, "online": ONLINE.get(kind, {})}.get(name, {})
+            params = {"optimal": {"time_limit": 0.5}, "lns": {"time_limit": 0.5}, "online": ONLINE.get(kind, {})}.get(name, {})
             try:
                 result = make_scheduler(name, params).schedule(problem)
             except ValueError:   # the scheduler's model does not cover this topology (throughput: global/all)

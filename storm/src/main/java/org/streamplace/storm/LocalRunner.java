@@ -30,6 +30,7 @@ public final class LocalRunner implements Engine {
     private final Map<String, List<Integer>> portsOfNode = new HashMap<>();
 
     private LocalRunner(JobFile job) throws Exception {
+        CachedStormConfig.install();   // Storm's configuration files parsed once, not per executor
         Map<String, Object> daemon = JobRunner.daemonConf(job);
         daemon.put(Config.STORM_ZOOKEEPER_SESSION_TIMEOUT, 120_000);   // one JVM holds the whole cluster: be patient
         daemon.put(Config.STORM_ZOOKEEPER_CONNECTION_TIMEOUT, 60_000);
@@ -38,6 +39,12 @@ public final class LocalRunner implements Engine {
         // here, as on the testbed, so that a group's workers start soon after the last group's stop
         daemon.put(DaemonConfig.SUPERVISOR_MONITOR_FREQUENCY_SECS, 1);
         daemon.put(Config.SUPERVISOR_WORKER_SHUTDOWN_SLEEP_SECS, 1);
+        // every supervisor.localizer.update.blob.interval.secs (Storm's default 30) a supervisor asks
+        // for the version of every blob it holds, and in local mode each asking opens a blob store
+        // of its own with a new ZooKeeper session and a cleanup thread (AsyncLocalizer.updateBlobs,
+        // getClientBlobStore); a runner's topologies never change a blob: once an hour (the
+        // plans-on-Storm test's JVM: 103 CPU s against 119-125, one run each, 2026-11-29)
+        daemon.put(DaemonConfig.SUPERVISOR_LOCALIZER_UPDATE_BLOB_INTERVAL_SECS, 3600);
         Events.emit("starting", Map.of());
         // never closed: main() halts the JVM once every job is reported (closing a LocalCluster
         // waits for every slot thread); the caller removes the temporary directories
