@@ -11,13 +11,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from ..model import Placement, Problem
 from ..model.cluster import scaled_cluster
 from ..model.specs import placement_from_dict
-from ..model.performance import CostModel, predict
+from ..model.performance import CostModel, Routes, predict, routes
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,12 @@ class Case:
     sd: float = math.nan    # sample standard deviation of the runs (nan: one run)
     #: node -> mean cores its cgroup used over the runs that measured it (None: none did)
     node_cores: Mapping[str, float] | None = None
+
+    @cached_property
+    def routes(self) -> Routes:
+        """The placement's model-independent routing, made on first use: a fit predicts every
+        case under thousands of models."""
+        return routes(self.problem, self.placement)
 
 
 def cases_from_runs(runs: Sequence[dict], problem_of: Callable[[dict], Problem], cpu_budget: float) -> list[Case]:
@@ -74,7 +81,8 @@ def bolt_throughput(problem: Problem, perf) -> float:
 def predictions(model: CostModel, cases: Sequence[Case]) -> np.ndarray:
     """Predicted bolt throughput of every case (:func:`bolt_throughput`); the latency, which a fit
     never reads, is not computed (a quarter of a prediction's time)."""
-    return np.array([bolt_throughput(c.problem, predict(c.problem, c.placement, model, latency=False)) for c in cases])
+    return np.array([bolt_throughput(c.problem, predict(c.problem, c.placement, model, latency=False, routed=c.routes))
+                     for c in cases])
 
 
 def with_model(run: dict, figures: dict) -> dict:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..files import quote
-from ..model.performance import CostModel, cpu_per_tuple, routed_flows, stream_hops, worker_connections
+from ..model.performance import CostModel, cpu_per_tuple, routes, stream_hops
 from .cases import Case, predictions
 
 
@@ -45,7 +45,8 @@ def cpu_terms(case: Case, model: CostModel) -> tuple[np.ndarray, np.ndarray]:
     """
     problem, placement = case.problem, case.placement
     topo, cluster = problem.topology, problem.cluster
-    in_rate, flows = routed_flows(topo, placement.slot_ids(cluster))
+    routed = routes(problem, placement)
+    in_rate = routed.in_rate
     bolts = float(in_rate[~topo.source_task_mask].sum())
     scale = case.measured / bolts if bolts > 0 else 0.0
     node, n = placement.node, cluster.n_nodes
@@ -53,16 +54,16 @@ def cpu_terms(case: Case, model: CostModel) -> tuple[np.ndarray, np.ndarray]:
     known = np.bincount(node, weights=own * in_rate, minlength=n)
     tuples = np.bincount(node, weights=in_rate, minlength=n)
     crossing = np.zeros(n)
-    for h in stream_hops(topo, placement, cluster, flows, model):
+    for h in stream_hops(routed, model):
         rate = np.where(h.same_worker, 0.0, h.rate)
         for end in (h.src, h.dst):
             crossing += np.bincount(node[end], weights=rate, minlength=n)
             known += np.bincount(node[end], weights=rate * (h.ser_cpu - model.ser_cpu_per_tuple), minlength=n)
-    workers = placement.workers_used(cluster).astype(float)
+    workers = routed.workers.astype(float)
     speed = model.speeds(cluster)   # per-tuple CPU is in reference seconds, fixed CPU in cores
-    tasks = np.bincount(node, minlength=n).astype(float)
+    tasks = routed.tasks.astype(float)
     terms = np.column_stack([scale * tuples / speed, scale * crossing / speed, workers, (workers > 0).astype(float), tasks,
-                             worker_connections(topo, placement, cluster)])
+                             routed.connections])
     return scale * known / speed, terms
 
 

@@ -329,19 +329,52 @@ def worker_connections(topology: Topology, placement: Placement, cluster: Cluste
     return np.bincount(used // int(cluster.slots.max()), weights=ends, minlength=cluster.n_nodes).astype(float)
 
 
-def stream_hops(topology: Topology, placement: Placement, cluster: Cluster, flows, model: CostModel) -> list[Hops]:
-    """Locality and per-tuple costs of every positive-rate edge, one :class:`Hops` per stream."""
+@dataclass(frozen=True, eq=False)
+class Routes:
+    """What :func:`predict` reads of a placement that no model constant changes: the rates at
+    unit load, every positive-rate edge with its locality, the workers, tasks and connections per
+    node. Made by :func:`routes`; a fit, which predicts the same placements under thousands of
+    models, makes them once per placement."""
+
+    problem: Problem
+    placement: Placement
+    in_rate: np.ndarray
+    flows: list               # (stream, src, dst, rate) per stream, as :func:`routed_flows`
+    edges: tuple              # (src, dst, rate, same_worker, same_node, tuple_bytes) per stream, rate > 0
+    workers: np.ndarray       # worker processes per node
+    tasks: np.ndarray         # tasks per node
+    connections: np.ndarray   # :func:`worker_connections`
+    cores: np.ndarray
+    bandwidth: np.ndarray
+    names: list[str]
+
+
+def routes(problem: Problem, placement: Placement) -> Routes:
+    """The model-independent part of :func:`predict` for ``placement`` (checked first)."""
+    topo, cluster = problem.topology, problem.cluster
+    errors = placement.structural_errors(topo.n_tasks, cluster)
+    if errors:
+        raise ValueError(f"placement: {errors[0]}")
     slot = placement.slot_ids(cluster)
-    hops = []
+    in_rate, flows = routed_flows(topo, slot)
+    edges = []
     for stream, src, dst, rate in flows:
         keep = rate > 0
         src, dst, rate = src[keep], dst[keep], rate[keep]
-        size = topology.operators[topology.index[stream.src]].tuple_bytes
         same_node = placement.node[src] == placement.node[dst]
-        hops.append(Hops(src, dst, rate, same_node & (slot[src] == slot[dst]), same_node,
-                         ser_cpu=model.ser_cpu_per_tuple + model.ser_cpu_per_byte * size,
-                         wire_bytes=size + model.header_bytes))
-    return hops
+        edges.append((src, dst, rate, same_node & (slot[src] == slot[dst]), same_node,
+                      topo.operators[topo.index[stream.src]].tuple_bytes))
+    return Routes(problem, placement, in_rate, flows, tuple(edges), placement.workers_used(cluster),
+                  np.bincount(placement.node, minlength=cluster.n_nodes), worker_connections(topo, placement, cluster),
+                  np.array([n.cores for n in cluster.nodes], dtype=float),
+                  np.array([n.bandwidth for n in cluster.nodes], dtype=float), [n.name for n in cluster.nodes])
+
+
+def stream_hops(routed: Routes, model: CostModel) -> list[Hops]:
+    """Locality and per-tuple costs of every positive-rate edge, one :class:`Hops` per stream."""
+    return [Hops(src, dst, rate, same_worker, same_node, ser_cpu=model.ser_cpu_per_tuple + model.ser_cpu_per_byte * size,
+                 wire_bytes=size + model.header_bytes)
+            for src, dst, rate, same_worker, same_node, size in routed.edges]
 
 
 def node_demands(node: np.ndarray, n_nodes: int, task_cpu: np.ndarray, in_rate: np.ndarray, hops: list[Hops]):
@@ -428,35 +461,32 @@ def path_latency(topology: Topology, flows: list, hop_latency: list[np.ndarray])
 
 
 def predict(problem: Problem, placement: Placement, model: CostModel = CostModel(), *,
-            offered_scale: float | None = None, latency: bool = True) -> Performance:
+            offered_scale: float | None = None, latency: bool = True, routed: Routes | None = None) -> Performance:
     """Throughput, bottleneck and latency of ``placement`` under ``model`` (see module doc).
 
     ``offered_scale`` sets the load the latency refers to (default ``model.latency_load x
     max_scale``); capacity overloads in load units do not matter here, only CPU and NIC.
     ``latency=False`` leaves the latency out (NaN): a search that reads throughput only saves
     the per-hop sojourns (most of a prediction's time on a job of a thousand tasks).
+    ``routed``: :func:`routes` of this very problem and placement, made once for many models.
     """
     topo, cluster = problem.topology, problem.cluster
-    errors = placement.structural_errors(topo.n_tasks, cluster)
-    if errors:
-        raise ValueError(f"placement: {errors[0]}")
+    if routed is None:
+        routed = routes(problem, placement)
+    elif routed.problem is not problem or routed.placement is not placement:
+        raise ValueError("the routes given were made for another problem or placement")
     if offered_scale is not None and not (np.isfinite(offered_scale) and offered_scale >= 0):
         raise ValueError(f"offered_scale must be a finite number >= 0, got {offered_scale}")
-    node = placement.node
-    in_rate, flows = routed_flows(topo, placement.slot_ids(cluster))
-    hops = stream_hops(topo, placement, cluster, flows, model)
+    node, in_rate, flows = placement.node, routed.in_rate, routed.flows
+    hops = stream_hops(routed, model)
     task_cpu = cpu_per_tuple(topo, cluster, model)[topo.operator_of_task, node] + model.task_cpu_per_tuple
     cpu, nic_in, nic_out = node_demands(node, cluster.n_nodes, task_cpu, in_rate, hops)
     speed = model.speeds(cluster)
-    workers = placement.workers_used(cluster)
-    cores = np.array([n.cores for n in cluster.nodes], dtype=float)
-    tasks = np.bincount(node, minlength=cluster.n_nodes)
+    workers, cores, bandwidth, names = routed.workers, routed.cores, routed.bandwidth, routed.names
     fixed = np.minimum(model.fixed_cpu_cap * cores,
-                       model.executor_cpu * tasks + model.worker_cpu * workers + model.node_cpu * (workers > 0)
-                       + model.connection_cpu * worker_connections(topo, placement, cluster))
+                       model.executor_cpu * routed.tasks + model.worker_cpu * workers + model.node_cpu * (workers > 0)
+                       + model.connection_cpu * routed.connections)
     cpu_capacity = np.maximum(0.0, cores - fixed) * speed
-    bandwidth = np.array([n.bandwidth for n in cluster.nodes], dtype=float)
-    names = [n.name for n in cluster.nodes]
     max_scale, bottleneck = sustainable_scale(cpu, cpu_capacity, np.maximum(nic_in, nic_out), bandwidth, names)
     total = float(in_rate.sum())
     throughput = max_scale * total if total > 0 else 0.0

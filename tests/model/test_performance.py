@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from streamplace.model.performance import CostModel, path_latency, predict, routed_flows, worker_connections
+from streamplace.model.performance import CostModel, path_latency, predict, routed_flows, routes, worker_connections
 from streamplace.evaluate.records import evaluation_record
 from streamplace.model import Cluster, Node, Operator, Placement, Problem, Stream, Topology
 from streamplace.model.graph import stream_flows
@@ -97,6 +97,20 @@ def test_local_or_shuffle_placement_changes_network_demand():
     # a1 alone on n1: it shuffles 1 tuple/s x 100 B over the four b tasks on n0
     remote = predict(p, Placement(node=[0, 1, 0, 0, 0, 0], worker=[0] * 6), model)
     assert remote.nic_out.tolist() == pytest.approx([0.0, 100.0]) and remote.nic_in.tolist() == pytest.approx([100.0, 0.0])
+
+
+def test_routes_made_once_predict_what_a_fresh_prediction_does_and_belong_to_their_placement():
+    """A fit predicts one placement under many models with its routes made once: every figure is
+    the same, to the bit, as a prediction that makes them itself."""
+    p = Problem.from_topology(lor_topology(), Cluster.build("c", [Node("n0", 3, slots=1), Node("n1", 3, slots=1)]))
+    placement, other = Placement(node=[0, 1, 0, 0, 0, 0], worker=[0] * 6), Placement(node=[0, 1, 0, 0, 1, 1], worker=[0] * 6)
+    routed = routes(p, placement)
+    for model in (MODEL, worked_model(header_bytes=0.0, worker_cpu=0.1, connection_cpu=0.01), CostModel()):
+        fresh, kept = predict(p, placement, model), predict(p, placement, model, routed=routed)
+        assert (fresh.throughput, fresh.bottleneck, fresh.latency_ms) == (kept.throughput, kept.bottleneck, kept.latency_ms)
+        assert fresh.cpu_capacity.tolist() == kept.cpu_capacity.tolist() and fresh.nic_in.tolist() == kept.nic_in.tolist()
+    with pytest.raises(ValueError, match="another problem or placement"):
+        predict(p, other, MODEL, routed=routed)
 
 
 def random_instance(rng):
