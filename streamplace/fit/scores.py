@@ -88,7 +88,7 @@ def cpu_gap(cases: Sequence[Case], model: CostModel, at_quota: float = 0.97) -> 
     for c in cases:
         if not c.node_cores:
             continue
-        perf = predict(c.problem, c.placement, model)
+        perf = predict(c.problem, c.placement, model, routed=c.routes)
         bolts = float(perf.in_rate[~c.problem.topology.source_task_mask].sum())
         speed = model.speeds(c.problem.cluster)
         for j, n in enumerate(c.problem.cluster.nodes):

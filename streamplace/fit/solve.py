@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..files import quote
-from ..model.performance import CostModel, cpu_per_tuple, routes, stream_hops
+from ..model.performance import CostModel, cpu_per_tuple, stream_hops
 from .cases import Case, predictions
 
 
@@ -45,7 +45,7 @@ def cpu_terms(case: Case, model: CostModel) -> tuple[np.ndarray, np.ndarray]:
     """
     problem, placement = case.problem, case.placement
     topo, cluster = problem.topology, problem.cluster
-    routed = routes(problem, placement)
+    routed = case.routes
     in_rate = routed.in_rate
     bolts = float(in_rate[~topo.source_task_mask].sum())
     scale = case.measured / bolts if bolts > 0 else 0.0

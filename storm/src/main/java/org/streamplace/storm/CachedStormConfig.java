@@ -44,7 +44,7 @@ final class CachedStormConfig extends ConfigUtils {
     CachedStormConfig() {
     }
 
-    /** Makes every later {@link ConfigUtils#readStormConfig()} in this JVM a copy of one reading. */
+    /** Makes every later reading of Storm's configuration and of a topology's conf in this JVM go through this cache. */
     static void install() {
         ConfigUtils.setInstance(new CachedStormConfig());
     }
