@@ -245,3 +245,14 @@ def test_the_structural_checks_see_a_cycle_and_a_private_import(tmp_path):
     assert graph["pkg.a"] == {"pkg.b"} and graph["pkg.b"] == {"pkg.a", "other"}
     assert _cycles(graph) == [["pkg.a", "pkg.b"]]
     assert list(_from_imports(tmp_path / "pkg" / "b.py", tmp_path))[1][:2] == ("other", ["_hidden"])
+
+
+def test_the_cli_starts_without_pandas_or_spark():
+    """``streamplace --help`` and every command that reads no records run without loading pandas
+    (about 0.5 s) or PySpark: the modules that use them import them where they do."""
+    import subprocess
+    import sys
+    probe = "import sys, streamplace.cli; print(sorted(m for m in ('pandas', 'pyspark', 'matplotlib') if m in sys.modules))"
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]", proc.stdout

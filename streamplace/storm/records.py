@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from ..model import Topology
 from ..files import atomic_write_bytes, check_total_size
 from ..profile import LOAD_COLUMNS, TRAFFIC_COLUMNS
+
+if TYPE_CHECKING:   # pandas loads in ~0.5 s: imported where used, so the CLI starts without it
+    import pandas as pd
 
 #: Latency buckets per doubling (``LatencyHistogram.PER_DOUBLING`` in Java).
 PER_DOUBLING = 8
@@ -26,6 +29,7 @@ EPS = 1e-6
 def read_monitor(monitor_dir: Path, kind: str, start: float, end: float, *, live: bool = False) -> pd.DataFrame:
     """All rows of one kind (traffic, load, latency) whose window lies inside ``[start, end]``.
     ``live``: the files are still being written, so each is read up to its last complete line."""
+    import pandas as pd
     files = [p for p in sorted(monitor_dir.glob(f"{kind}-*.jsonl")) if p.stat().st_size > 0]
     check_total_size(files, monitor_dir, what=f"{kind} monitoring records", in_memory="json")
 
@@ -44,11 +48,13 @@ def read_monitor(monitor_dir: Path, kind: str, start: float, end: float, *, live
 
 
 def traffic_records(monitor_dir: Path, start: float, end: float) -> pd.DataFrame:
+    import pandas as pd
     rows = read_monitor(monitor_dir, "traffic", start, end)
     return rows[list(TRAFFIC_COLUMNS)] if len(rows) else pd.DataFrame(columns=list(TRAFFIC_COLUMNS))
 
 
 def load_records(monitor_dir: Path, start: float, end: float) -> pd.DataFrame:
+    import pandas as pd
     rows = read_monitor(monitor_dir, "load", start, end)
     return rows[list(LOAD_COLUMNS)] if len(rows) else pd.DataFrame(columns=list(LOAD_COLUMNS))
 
@@ -97,6 +103,7 @@ def missing_windows(load: pd.DataFrame, topology: Topology, windows: int) -> int
     """Task-windows without a load record among the ``windows`` measured ones. The monitor writes
     a load record for every task in every whole window while its executor runs, so a gap is a
     restarted executor's open window (a migration) or records that never arrived."""
+    import pandas as pd
     if windows <= 0:
         return 0
     have = load.groupby("task")["window_start"].nunique() if len(load) else pd.Series(dtype=int)

@@ -36,15 +36,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
-import pandas as pd
 
 from ..files import quote
 from ..model import Cluster, Operator, Stream, Topology
 from ..memory import RECORD_BYTES, over_limit
 from ..model.specs import atomic_write_bytes, atomic_write_text
+
+if TYPE_CHECKING:   # pandas loads in ~0.5 s: imported where used, so the CLI starts without it
+    import pandas as pd
 
 T0 = 1_357_000_000.0  # 2012-12-31T00:26:40Z: epoch seconds where generated data starts
 
@@ -115,6 +117,7 @@ DLON, DLAT = 0.005986, 0.004491556
 
 def taxi_trips(n: int, seed: int = 0, *, rate: float = 50.0, hotspots: int = 60, zipf_s: float = 1.1) -> pd.DataFrame:
     """``n`` trips, ``rate`` drop-offs per second; 85 % between Zipf-popular hot spots, 1 % with zero coordinates."""
+    import pandas as pd
     rng = np.random.default_rng(seed)
     spots = np.clip(np.round(rng.normal([155.0, 160.0], 12.0, size=(hotspots, 2))), 1, GRID)
     probs = _zipf_probs(hotspots, zipf_s)
@@ -182,6 +185,7 @@ def _frequent_routes() -> Application:
 # ---------------------------------------------------------------------- smart home (DEBS 2014)
 def smart_plug_readings(n: int, seed: int = 0, *, houses: int = 40, period: float = 30.0) -> pd.DataFrame:
     """About ``n`` readings: each plug reports work (property 0) and load (property 1) every ``period`` s."""
+    import pandas as pd
     rng = np.random.default_rng(seed)
     households = 1 + rng.poisson(3.0, houses)
     house_of_hh = np.repeat(np.arange(houses), households)
@@ -237,6 +241,7 @@ PAGES = ("/index.html", "/products.html", "/contact.html")
 
 def page_views(n: int, seed: int = 0, *, rate: float = 1000.0) -> pd.DataFrame:
     """``n`` clicks, one per ``1 / rate`` s: page 70/20/10 %, status 200/500 at 95/5 %, 2 zip codes, 100 users."""
+    import pandas as pd
     rng = np.random.default_rng(seed)
     return pd.DataFrame({
         "ts": np.round(T0 + np.arange(n) / rate, 3),
@@ -266,6 +271,7 @@ WORDS = ("the", "new", "live", "today", "game", "vote", "music", "love", "watch"
 
 def tweets(n: int, seed: int = 0, *, rate: float = 200.0, topics: int = 5000, zipf_s: float = 1.1) -> pd.DataFrame:
     """``n`` tweets at ``rate`` per second, each with 1 + Poisson(0.6) hashtags of Zipf popularity."""
+    import pandas as pd
     rng = np.random.default_rng(seed)
     tags = np.array([f"#topic{np.base_repr(i, 36).lower()}" for i in rng.permutation(topics)])
     k = np.minimum(1 + rng.poisson(0.6, n), 5)
