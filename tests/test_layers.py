@@ -248,8 +248,9 @@ def test_the_structural_checks_see_a_cycle_and_a_private_import(tmp_path):
 
 
 def test_the_cli_starts_without_pandas_or_spark():
-    """``streamplace --help`` and every command that reads no records run without loading pandas
-    (about 0.5 s) or PySpark: the modules that use them import them where they do."""
+    """Importing the command line (what every ``streamplace`` process does first, ``--help``
+    included) loads neither pandas (about 0.5 s), PySpark nor Matplotlib: the modules that use
+    them import them where they do."""
     import subprocess
     import sys
     probe = "import sys, streamplace.cli; print(sorted(m for m in ('pandas', 'pyspark', 'matplotlib') if m in sys.modules))"
