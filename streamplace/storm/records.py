@@ -47,16 +47,19 @@ def read_monitor(monitor_dir: Path, kind: str, start: float, end: float, *, live
     return rows[inside].reset_index(drop=True)
 
 
-def traffic_records(monitor_dir: Path, start: float, end: float) -> pd.DataFrame:
+def _records(monitor_dir: Path, kind: str, columns, start: float, end: float) -> pd.DataFrame:
+    """:func:`read_monitor`'s rows with the ``profile`` schema's ``columns`` (none read: empty, same columns)."""
     import pandas as pd
-    rows = read_monitor(monitor_dir, "traffic", start, end)
-    return rows[list(TRAFFIC_COLUMNS)] if len(rows) else pd.DataFrame(columns=list(TRAFFIC_COLUMNS))
+    rows = read_monitor(monitor_dir, kind, start, end)
+    return rows[list(columns)] if len(rows) else pd.DataFrame(columns=list(columns))
+
+
+def traffic_records(monitor_dir: Path, start: float, end: float) -> pd.DataFrame:
+    return _records(monitor_dir, "traffic", TRAFFIC_COLUMNS, start, end)
 
 
 def load_records(monitor_dir: Path, start: float, end: float) -> pd.DataFrame:
-    import pandas as pd
-    rows = read_monitor(monitor_dir, "load", start, end)
-    return rows[list(LOAD_COLUMNS)] if len(rows) else pd.DataFrame(columns=list(LOAD_COLUMNS))
+    return _records(monitor_dir, "load", LOAD_COLUMNS, start, end)
 
 
 def spout_labels(topology: Topology) -> set[str]:

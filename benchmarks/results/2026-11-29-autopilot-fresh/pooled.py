@@ -16,10 +16,9 @@ from autopilot_shift import analyse, load  # noqa: E402
 ours, best = [], []
 for folder in ("2026-11-29-autopilot-budget", "2026-11-29-autopilot-fresh"):
     a = analyse(load(HERE.parent / folder / "runs.jsonl"))
-    ours += [r["phase2"] for r in a["policies"]["hysteresis"]]
-    best += a["static"]["calibrated-lns"]["runs"]
-    print(f"{folder}: ours {', '.join(f'{x:,.0f}' for x in ours[-2:])}; "
-          f"calibrated-lns {', '.join(f'{x:,.0f}' for x in a['static']['calibrated-lns']['runs'])}")
+    here, static = [r["phase2"] for r in a["policies"]["hysteresis"]], a["static"]["calibrated-lns"]["runs"]
+    ours, best = ours + here, best + static
+    print(f"{folder}: ours {', '.join(f'{x:,.0f}' for x in here)}; calibrated-lns {', '.join(f'{x:,.0f}' for x in static)}")
 ratio = statistics.fmean(ours) / statistics.fmean(best)
 print(f"pooled: ours {statistics.fmean(ours):,.0f} ({len(ours)} runs), calibrated-lns {statistics.fmean(best):,.0f} "
       f"({len(best)} runs): {ratio:.1%} -> criterion (b) {'met' if ratio >= 0.9 else 'missed'}")
