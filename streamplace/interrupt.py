@@ -12,11 +12,13 @@ into place atomically, so they stay; a sweep keeps its finished parts.
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import pickle
 import shutil
 import signal
 import sys
+import tempfile
 import threading
 import time
 from contextlib import contextmanager
@@ -140,12 +142,45 @@ def _is_zombie(pid: int) -> bool:
         return True
 
 
+class ChildFailed(RuntimeError):
+    """The child process of :func:`in_child` ended without an answer (killed, or aborted by native
+    code); ``signal`` is the signal that ended it, if one did; ``said`` the last line it wrote to
+    stderr ("" if none), e.g. the failed check of native code that aborted."""
+
+    def __init__(self, message: str, signal: int | None = None, said: str = ""):
+        super().__init__(message)
+        self.signal, self.said = signal, said
+
+
+def _last_line(text: str) -> str:
+    """The last line of ``text`` that says something, without a glog prefix (``F1129 ... x.cc:12] ``)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith((" ", "\t", "@", "***"))]
+    if not lines:
+        return ""
+    line = lines[-1]
+    head, sep, rest = line.partition("] ")
+    return rest if sep and head[:1] in "FEWI" and ".cc:" in head else line
+
+
+def _ending(status: int) -> tuple[str, int | None]:
+    """A wait status in words, and the signal that ended the process (None if it exited)."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            return f"signal {signal.Signals(sig).name}", sig
+        except ValueError:
+            return f"signal {sig}", sig
+    return f"exit code {os.WEXITSTATUS(status)}", None
+
+
 def in_child(fn, *args):
     """``fn(*args)`` in a forked child process; return its result or re-raise its exception here.
 
     For long native calls that hold the GIL (METIS on millions of edges holds it for seconds):
     the signal handler of :func:`run_interruptible` could not run until the call returned, but a
     child process is killed like any other (:func:`kill_children`) and this process stops at once.
+    Also for native code that may abort the process (OR-Tools' CP-SAT: ``Scheduler.native_solver``):
+    the child dies, this process raises :class:`ChildFailed` and goes on.
     Result and exception travel back pickled through a pipe. POSIX only; elsewhere ``fn`` runs here.
     """
     if not hasattr(os, "fork"):
@@ -156,9 +191,12 @@ def in_child(fn, *args):
         except (AttributeError, OSError, ValueError):
             pass
     read_fd, write_fd = os.pipe()
+    said = tempfile.TemporaryFile()   # the child's stderr: a native abort's trace is not printed, its check is reported
     pid = os.fork()
     if pid == 0:  # the child: default signal actions (killed outright), one answer, no clean-up
         os.close(read_fd)
+        os.dup2(said.fileno(), 2)
+        faulthandler.disable()   # where enabled (pytest), it would dump this child's stacks elsewhere than fd 2
         for sig in EXIT_BY_SIGNAL:
             signal.signal(sig, signal.SIG_DFL)
         try:
@@ -174,9 +212,16 @@ def in_child(fn, *args):
     with os.fdopen(read_fd, "rb") as answer_in:
         data = answer_in.read()  # releases the GIL while the child works
     _, status = os.waitpid(pid, 0)
+    with said:
+        said.seek(0)
+        text = said.read().decode(errors="replace")
     if not data:
-        raise RuntimeError(f"the child process computing {getattr(fn, '__name__', fn)} ended without an answer "
-                           f"(wait status {status})")
+        how, sig = _ending(status)
+        last = _last_line(text)
+        raise ChildFailed(f"the child process computing {getattr(fn, '__name__', fn)} ended without an answer ({how}"
+                          f"{'; it said: ' + last if last else ''})", sig, last)
+    if text:   # what the child wrote to stderr (warnings), passed on
+        sys.stderr.write(text)
     ok, value = pickle.loads(data)
     if not ok:
         raise value

@@ -1,11 +1,12 @@
 """streamplace.interrupt.in_child: a native call in a child process that Ctrl-C can abandon."""
 
 import os
+import signal
 
 import numpy as np
 import pytest
 
-from streamplace.interrupt import in_child
+from streamplace.interrupt import ChildFailed, in_child
 from streamplace.partition import kway
 
 
@@ -33,8 +34,35 @@ def test_the_childs_exception_is_raised_here():
 
 
 def test_a_child_that_dies_without_answering_is_an_error():
-    with pytest.raises(RuntimeError, match="without an answer"):
+    with pytest.raises(ChildFailed, match=r"without an answer \(exit code 3\)") as info:
         in_child(_dies)
+    assert info.value.signal is None and info.value.said == ""
+
+
+def _aborts_as_glog_does():
+    os.write(2, b"I1129 19:50:11.000001 4242 solver.cc:10] starting\n"
+                b"F1129 19:50:12.345678 4242 integer_search.cc:99] Check failed: heuristics.fixed_search != nullptr \n"
+                b"*** Check failure stack trace: ***\n    @     0x7f0c2a1b2c3d  (unknown)\n    @     0x7f0c2a1b2c40  (unknown)\n")
+    os.abort()
+
+
+def test_a_native_abort_names_the_signal_and_the_failed_check_without_its_trace():
+    """The child's stderr is kept from this process's: of a native abort (CP-SAT's glog check), the
+    failed check is reported, the stack trace is not."""
+    with pytest.raises(ChildFailed) as info:
+        in_child(_aborts_as_glog_does)
+    assert info.value.signal == signal.SIGABRT and "signal SIGABRT" in str(info.value)
+    assert info.value.said == "Check failed: heuristics.fixed_search != nullptr"
+
+
+def _warns_and_answers():
+    os.write(2, b"a warning\n")
+    return 7
+
+
+def test_what_a_child_that_answers_wrote_to_stderr_is_passed_on(capsys):
+    assert in_child(_warns_and_answers) == 7
+    assert capsys.readouterr().err == "a warning\n"
 
 
 def test_metis_in_a_child_gives_the_same_partition(monkeypatch):

@@ -11,6 +11,7 @@ inside a scheduler becomes a result with its status and message instead of a tra
 from __future__ import annotations
 
 import dataclasses
+import signal
 import time
 import typing
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..files import quote
+from ..interrupt import ChildFailed, in_child
 from ..model import Placement, Problem
 from ..model.keyvalue import parse_bool
 from .status import Infeasible, NoPlacement, NoSolution, NotApplicable, Status  # noqa: F401  (re-exported)
@@ -93,6 +95,12 @@ class Scheduler:
     # Whether this is Storm's own default scheduler: the reference every other placement is
     # compared with.
     storm_default: ClassVar[bool] = False
+    # Whether the scheduler calls OR-Tools' CP-SAT, native code that can end the whole process
+    # (OR-Tools 9.15.6755, the newest release, aborts now and then on a failed internal check with
+    # several workers and a solution hint: google/or-tools#5025, fixed on its main branch). Such a
+    # scheduler's search runs in a forked child process (:func:`~streamplace.interrupt.in_child`),
+    # so that an abort ends this one run as ``no_solution`` with the reason, not the caller.
+    native_solver: ClassVar[bool] = False
     seed: int = 0
 
     def __init_subclass__(cls, **kwargs):
@@ -134,11 +142,13 @@ class Scheduler:
         refused = self.refusal(problem)
         if refused is None:
             try:
-                outcome = self._schedule(problem)
+                outcome = in_child(self._schedule, problem) if self.native_solver else self._schedule(problem)
                 if self.respects_capacity and not self.fits_resources:
                     outcome = _fit_resources(outcome, problem)
             except NoPlacement as exc:
                 outcome = Outcome(placement=None, status=exc.status, message=str(exc))
+            except ChildFailed as exc:
+                outcome = Outcome(placement=None, status=Status.NO_SOLUTION, message=solver_ended(exc))
         else:
             outcome = Outcome(placement=None, status=refused[0], message=refused[1])
         return ScheduleResult(
@@ -161,6 +171,15 @@ class Scheduler:
 
     def _schedule(self, problem: Problem) -> Outcome:  # pragma: no cover - abstract
         raise NotImplementedError
+
+
+def solver_ended(exc: ChildFailed) -> str:
+    """The reason a search whose process ended without an answer gives (one sentence)."""
+    if exc.signal == signal.SIGABRT:
+        check = f" ({exc.said})" if exc.said else ""
+        return (f"the solver aborted its process{check}, a known OR-Tools 9.15 failure (google/or-tools#5025): "
+                "no placement; run again, or with another --seed")
+    return f"the search's process ended without a placement ({exc})"
 
 
 def _fit_resources(outcome: Outcome, problem: Problem) -> Outcome:

@@ -228,6 +228,7 @@ class IScheduler(Scheduler):
     name = "ischeduler"
     complexity = "O(c (n + m) log k) + theta"
     budget_param = "theta"
+    native_solver = True   # CP-SAT: the search runs in a child process (Scheduler.native_solver)
     theta: float = 1.0
     phi: int | None = None
     tasks_per_worker: int = DEFAULT_TASKS_PER_WORKER

@@ -68,10 +68,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..files import quote
+from ..interrupt import ChildFailed, in_child
 from ..model import Placement, Problem
 from ..model.performance import CostModel, Predictor, load_cost_model
 from ..model.placement import capacity_slack
-from .base import NoPlacement, Outcome, Scheduler, ScheduleResult, make_scheduler, register, with_moves
+from .base import NoPlacement, Outcome, Scheduler, ScheduleResult, make_scheduler, register, solver_ended, with_moves
 from .fill import best_fit, reduced_graph, require_placed
 from .migration import Current, current_of, sticky_workers
 from .second_level import DEFAULT_TASKS_PER_WORKER, assign_workers
@@ -300,6 +301,7 @@ class LnsScheduler(Scheduler):
     name = "lns"
     complexity = "O(m) per neighbourhood + exact re-solves, within time_limit (after ischeduler, metis, t3)"
     budget_param = "time_limit"
+    native_solver = True   # CP-SAT: the search runs in a child process (Scheduler.native_solver)
     time_limit: float = 10.0
     prove_tasks: int = 400
     prove_share: float = 0.5
@@ -445,6 +447,17 @@ class LnsScheduler(Scheduler):
 
     def reschedule(self, problem: Problem, current: dict[str, tuple[str, int]], *, max_moves: int | None = None,
                    migration_weight: float = 0.0) -> ScheduleResult:
+        """:meth:`_reschedule` in a child process (its repairs call CP-SAT: ``native_solver``); a
+        solver that aborts gives a result without a placement that says so."""
+        start = time.perf_counter()
+        try:
+            return in_child(self._reschedule, problem, current, max_moves, migration_weight)
+        except ChildFailed as exc:
+            return ScheduleResult(scheduler=self.name, params=self.get_params(), status=Status.NO_SOLUTION, placement=None,
+                                  problem=problem, seconds=time.perf_counter() - start, message=solver_ended(exc))
+
+    def _reschedule(self, problem: Problem, current: dict[str, tuple[str, int]], max_moves: int | None,
+                    migration_weight: float) -> ScheduleResult:
         """The placement that minimises the objective's cost (traffic, or minus the predicted
         throughput) + ``migration_weight`` x tasks moved with at most
         ``max_moves`` tasks changing node (forced moves apart), among the placements one search

@@ -36,6 +36,7 @@ class OptimalScheduler(Scheduler):
     fits_resources = True   # stated CPU and memory are constraints of the exact model
     complexity = "exponential; bounded by time_limit and max_tasks"
     budget_param = "time_limit"
+    native_solver = True   # CP-SAT: the search runs in a child process (Scheduler.native_solver)
     time_limit: float = 10.0
     num_workers: int = 8
     tasks_per_worker: int = DEFAULT_TASKS_PER_WORKER

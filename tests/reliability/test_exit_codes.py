@@ -11,6 +11,27 @@ def test_infeasible_is_exit_3(rel, small, tmp_path):
     assert "Traceback" not in proc.stderr
 
 
+def test_a_solver_that_aborts_is_exit_3_with_the_reason_and_no_trace(cli, small, tmp_path, monkeypatch):
+    """OR-Tools 9.15's CP-SAT can abort its process on a failed internal check (google/or-tools#5025):
+    the search runs in a child process, so the command ends as without a placement (exit 3),
+    naming the check, with neither the native trace nor a Python traceback."""
+    import os
+
+    from streamplace.schedulers.optimal import OptimalScheduler
+
+    def aborts(self, problem):
+        os.write(2, b"F1129 19:50:12.345678 4242 integer_search.cc:99] Check failed: heuristics.fixed_search != nullptr \n"
+                    b"*** Check failure stack trace: ***\n    @     0x7f0c2a1b2c3d  (unknown)\n")   # as glog writes it
+        os.abort()
+    monkeypatch.setattr(OptimalScheduler, "_schedule", aborts)
+    topo, cluster = small
+    code, out, err = cli(["schedule", topo, cluster, "-s", "optimal", "--time-limit", "5", "-o", tmp_path / "r.json"])
+    said = " ".join(err.split())   # the console wraps at its width
+    assert code == 3, err
+    assert "Check failed: heuristics.fixed_search != nullptr" in said and "google/or-tools#5025" in said
+    assert "Traceback" not in err and "stack trace" not in err and "0x7f0c2a1b2c3d" not in err
+
+
 def test_oversized_topology_is_an_input_error_naming_the_file(rel, tmp_path, small):
     _, cluster = small
     ops = [{"name": f"O{i}", "parallelism": 20000} for i in range(5)]

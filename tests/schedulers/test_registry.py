@@ -133,3 +133,42 @@ def _all_valid(problem):
         placement = Placement(node=np.array(nodes), worker=np.zeros(n, dtype=int))
         if not problem.violations(placement):
             yield placement
+
+
+def test_exactly_the_schedulers_that_call_cp_sat_declare_a_native_solver():
+    """``native_solver`` (their search runs in a child process) is declared by every scheduler whose
+    module calls the exact solver (OR-Tools' CP-SAT), and by no other."""
+    import inspect
+    for name, cls in REGISTRY.items():
+        calls = "solve_min_inter_node(" in inspect.getsource(sys.modules[cls.__module__])
+        assert cls.native_solver == calls, name
+
+
+@pytest.mark.parametrize("name", ["optimal", "lns", "ischeduler"])
+def test_a_solver_that_aborts_its_process_ends_the_run_not_the_caller(name, monkeypatch):
+    """A native abort (OR-Tools 9.15's failed internal check, google/or-tools#5025) inside the
+    search kills only the child process the search runs in: the run ends as no_solution with the
+    reason, and this process schedules again once the solver behaves."""
+    import os
+    p = SAMPLE[0].problem
+    monkeypatch.setattr(REGISTRY[name], "_schedule", lambda self, problem: os.abort())
+    result = make_scheduler(name, FAST_PARAMS[name]).schedule(p)
+    assert result.status == Status.NO_SOLUTION and result.placement is None
+    assert "aborted its process" in result.message and "google/or-tools#5025" in result.message
+    monkeypatch.undo()
+    assert make_scheduler(name, FAST_PARAMS[name]).schedule(p).ok
+
+
+def test_an_lns_reschedule_whose_solver_aborts_keeps_nothing_and_says_why(monkeypatch):
+    import os
+
+    from streamplace.schedulers.lns import LnsScheduler
+    p = SAMPLE[0].problem
+    running = make_scheduler("even").schedule(p)
+    current = {label: (p.cluster.nodes[n].name, int(w)) for label, n, w in
+               zip(p.topology.task_labels, running.placement.node, running.placement.worker)}
+    monkeypatch.setattr(LnsScheduler, "_reschedule", lambda *args: os.abort())
+    result = make_scheduler("lns", {"time_limit": 2.0}).reschedule(p, current, max_moves=2)
+    assert result.status == Status.NO_SOLUTION and result.placement is None and "aborted its process" in result.message
+    monkeypatch.undo()
+    assert make_scheduler("lns", {"time_limit": 2.0}).reschedule(p, current, max_moves=2).ok
