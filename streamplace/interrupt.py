@@ -173,6 +173,13 @@ def _ending(status: int) -> tuple[str, int | None]:
     return f"exit code {os.WEXITSTATUS(status)}", None
 
 
+def cpu_seconds() -> float:
+    """CPU seconds (user + system) of this process and of its children that ended and were waited
+    for, so that a search :func:`in_child` ran (``Scheduler.native_solver``) counts."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 def in_child(fn, *args):
     """``fn(*args)`` in a forked child process; return its result or re-raise its exception here.
 

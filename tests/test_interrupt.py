@@ -6,7 +6,7 @@ import signal
 import numpy as np
 import pytest
 
-from streamplace.interrupt import ChildFailed, in_child
+from streamplace.interrupt import ChildFailed, cpu_seconds, in_child
 from streamplace.partition import kway
 
 
@@ -74,3 +74,20 @@ def test_metis_in_a_child_gives_the_same_partition(monkeypatch):
     here = kway._metis(g, vw, tp, 1.05, 0, 1)
     monkeypatch.setattr(kway, "CHILD_PROCESS_EDGES", 0)
     assert np.array_equal(kway._metis(g, vw, tp, 1.05, 0, 1), here)
+
+
+def _spins(seconds):
+    import time
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+    return seconds
+
+
+def test_cpu_seconds_count_the_work_of_a_child_that_answered():
+    """A search run in a child (a native solver's) is CPU this process's callers spent: the
+    autopilot's starvation rule and the scale benchmark measure it with :func:`cpu_seconds`."""
+    import time
+    own, total = time.process_time(), cpu_seconds()
+    in_child(_spins, 0.4)
+    assert cpu_seconds() - total >= 0.35 and time.process_time() - own < 0.2

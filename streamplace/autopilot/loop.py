@@ -96,7 +96,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..evaluate.scheduled import reschedule, schedule
-from ..interrupt import in_child
+from ..interrupt import cpu_seconds, in_child
 from ..files import atomic_write_text, dumps_json, parse_document, quote
 from ..model import Placement, Problem
 from ..model.calibration import MeasuredRun, calibrate, offered_rate, rate_maps
@@ -495,13 +495,13 @@ def _candidate(problem: Problem, current: Placement, model, s: Settings, from_sc
                                          current.to_mapping(problem.topology.task_labels, problem.cluster).items()}
     limit, note = s.time_limit, ""
     while True:
-        cpu, wall = time.process_time(), time.perf_counter()
+        cpu, wall = cpu_seconds(), time.perf_counter()   # lns searches in a child process: its CPU counts
         if from_scratch:
             result = schedule(problem, "lns", params, time_limit=limit, model=model).result
         else:
             result = reschedule(problem, mapping, "lns", params, time_limit=limit, max_moves=s.max_moves,
                                 model=model).result
-        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        cpu, wall = cpu_seconds() - cpu, time.perf_counter() - wall
         share = cpu / wall if wall > 0 else 1.0
         if note or share >= STARVED_SHARE or wall < 0.8 * limit or s.search_stretch <= 1:
             break   # not starved, or ended on its own, or stretched once already, or never to be

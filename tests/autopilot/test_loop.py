@@ -253,7 +253,7 @@ def test_a_search_starved_of_cpu_runs_again_with_its_wall_limit_stretched(monkey
         clock["cpu"] += time_limit * share
         return SimpleNamespace(result=SimpleNamespace(placement=SPREAD_A if len(asked) == 1 else SPREAD_B))
     monkeypatch.setattr(loop, "reschedule", reschedule)
-    monkeypatch.setattr(loop.time, "process_time", lambda: clock["cpu"])
+    monkeypatch.setattr(loop, "cpu_seconds", lambda: clock["cpu"])
     monkeypatch.setattr(loop.time, "perf_counter", lambda: clock["wall"])
     placement, why, note = loop._candidate(PROBLEM, PACKED, None, Settings(time_limit=1.0, max_moves=4), False)
     assert asked == limits and why == ""
