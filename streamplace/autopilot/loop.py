@@ -484,10 +484,10 @@ STARVED_SHARE = 0.75
 
 def _candidate(problem: Problem, current: Placement, model, s: Settings, from_scratch: bool):
     """(the placement ``lns`` proposes on the calibrated ``model``, or None; why not; a note on a
-    starved search, or ""). Run in a child process (:func:`~streamplace.interrupt.in_child`): a
-    native solver that aborts (CP-SAT has ended this process with a failed internal check
-    mid-campaign) fails one period, which is logged, instead of the loop and the job's run beside
-    it. ``time_limit`` is a budget of work: ``lns`` counts wall-clock seconds, so a search that got
+    starved search, or ""). Run in a child process (:func:`~streamplace.interrupt.in_child`): native
+    code that ends it fails one period, which is logged, instead of the loop and the job's run
+    beside it (a CP-SAT abort, as one ended a process mid-campaign, already ends only ``lns``'s own
+    child: no candidate, its reason naming the failed check). ``time_limit`` is a budget of work: ``lns`` counts wall-clock seconds, so a search that got
     less than :data:`STARVED_SHARE` of a core over them (a busy machine) runs again with its wall
     limit divided by the share it got, at most ``search_stretch`` times ``time_limit``."""
     params = {"objective": "throughput", "seed": 0}
