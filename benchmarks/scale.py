@@ -29,8 +29,10 @@ import cProfile
 import dataclasses
 import json
 import math
+import os
 import pstats
 import resource
+import signal
 import subprocess
 import sys
 import time
@@ -133,7 +135,8 @@ def main() -> None:
         scheduler = make_scheduler(name, scheduler_params(name, args.param, args.time_limit), seed=args.seed,
                                    time_limit=args.time_limit)
         profiler = cProfile.Profile()
-        profiler.runcall(scheduler.schedule, problem)
+        # a native solver's search runs in a child process (Scheduler.native_solver): profile it here
+        profiler.runcall(scheduler._schedule if scheduler.native_solver else scheduler.schedule, problem)
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(30)
         return
     names = [s for s in args.schedulers.split(",") if s]
@@ -172,14 +175,19 @@ def run_case(tasks: int, nodes: int, name: str, args) -> dict | None:
     cmd = [sys.executable, __file__, "--one", f"{tasks}:{nodes}:{name}", "--seed", str(args.seed),
            *(f"--param={p}" for p in args.param),
            *(["--time-limit", str(args.time_limit)] if args.time_limit is not None else [])]
-    try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, check=True).stdout
-        return json.loads(out.strip().splitlines()[-1])
-    except subprocess.TimeoutExpired:
-        print(f"{tasks:>9} {nodes:>6} {'':>9} {name:>10}  timed out after {args.timeout:g} s", flush=True)
-    except subprocess.CalledProcessError as exc:
-        print(f"{tasks:>9} {nodes:>6} {'':>9} {name:>10}  failed: {exc.stderr.strip().splitlines()[-1]}", flush=True)
-    return None
+    # its own session, so that a timeout also ends the child process a native solver's search runs in
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True) as proc:
+        try:
+            out, err = proc.communicate(timeout=args.timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            print(f"{tasks:>9} {nodes:>6} {'':>9} {name:>10}  timed out after {args.timeout:g} s", flush=True)
+            return None
+    if proc.returncode != 0:
+        print(f"{tasks:>9} {nodes:>6} {'':>9} {name:>10}  failed: {(err.strip().splitlines() or ['?'])[-1]}", flush=True)
+        return None
+    return json.loads(out.strip().splitlines()[-1])
 
 
 if __name__ == "__main__":

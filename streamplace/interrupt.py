@@ -21,6 +21,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 from contextlib import contextmanager
 
 EXIT_BY_SIGNAL = {signal.SIGINT: 130, signal.SIGTERM: 143}
@@ -151,6 +152,9 @@ class ChildFailed(RuntimeError):
         super().__init__(message)
         self.signal, self.said = signal, said
 
+    def __reduce__(self):   # it crosses a process when an in_child call runs inside another
+        return type(self), (str(self), self.signal, self.said), self.__dict__
+
 
 def _last_line(text: str) -> str:
     """The last line of ``text`` that says something, without a glog prefix (``F1129 ... x.cc:12] ``)."""
@@ -197,9 +201,15 @@ def in_child(fn, *args):
             stream.flush()
         except (AttributeError, OSError, ValueError):
             pass
-    read_fd, write_fd = os.pipe()
     said = tempfile.TemporaryFile()   # the child's stderr: a native abort's trace is not printed, its check is reported
-    pid = os.fork()
+    read_fd, write_fd = os.pipe()
+    try:
+        pid = os.fork()
+    except BaseException:
+        for fd in (read_fd, write_fd):
+            os.close(fd)
+        said.close()
+        raise
     if pid == 0:  # the child: default signal actions (killed outright), one answer, no clean-up
         os.close(read_fd)
         os.dup2(said.fileno(), 2)
@@ -207,21 +217,27 @@ def in_child(fn, *args):
         for sig in EXIT_BY_SIGNAL:
             signal.signal(sig, signal.SIG_DFL)
         try:
-            try:
-                answer = (True, fn(*args))
-            except BaseException as exc:
-                answer = (False, exc)
             with os.fdopen(write_fd, "wb") as out:
-                pickle.dump(answer, out, protocol=pickle.HIGHEST_PROTOCOL)
+                out.write(_answer(fn, args))
         finally:
             os._exit(0)
     os.close(write_fd)
-    with os.fdopen(read_fd, "rb") as answer_in:
-        data = answer_in.read()  # releases the GIL while the child works
-    _, status = os.waitpid(pid, 0)
-    with said:
+    data, reaped = b"", False
+    try:
+        with os.fdopen(read_fd, "rb") as answer_in:
+            data = answer_in.read()  # releases the GIL while the child works
+        _, status = os.waitpid(pid, 0)
+        reaped = True
         said.seek(0)
         text = said.read().decode(errors="replace")
+    finally:
+        said.close()
+        if not reaped:   # interrupted here (KeyboardInterrupt in a library caller): the child goes too
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
     if not data:
         how, sig = _ending(status)
         last = _last_line(text)
@@ -233,6 +249,22 @@ def in_child(fn, *args):
     if not ok:
         raise value
     return value
+
+
+def _answer(fn, args) -> bytes:
+    """(True, result) or (False, exception) of ``fn(*args)``, pickled. An exception keeps where it
+    was raised in the child as a note (shown with ``--debug``); one that would not come back
+    whole (a constructor pickle cannot call) comes back as a RuntimeError naming it."""
+    try:
+        return pickle.dumps((True, fn(*args)), protocol=pickle.HIGHEST_PROTOCOL)
+    except BaseException as exc:
+        exc.add_note("raised in a child process (streamplace.interrupt.in_child):\n" + traceback.format_exc())
+        try:
+            data = pickle.dumps((False, exc), protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.loads(data)
+            return data
+        except Exception:
+            return pickle.dumps((False, RuntimeError(f"{type(exc).__name__}: {exc}")), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def run_interruptible(work, *, message: str = "streamplace: interrupted"):

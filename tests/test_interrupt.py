@@ -91,3 +91,37 @@ def test_cpu_seconds_count_the_work_of_a_child_that_answered():
     own, total = time.process_time(), cpu_seconds()
     in_child(_spins, 0.4)
     assert cpu_seconds() - total >= 0.35 and time.process_time() - own < 0.2
+
+
+def _refuses(kind):
+    from streamplace.files import SpecError
+    from streamplace.model.topology import TopologyError
+    if kind == "spec":
+        raise SpecError("t.yaml", "operators[0].parallelism", "must be >= 1")
+    if kind == "field":
+        raise TopologyError("streams[1].to", "unknown operator 'x'")
+
+    class Local(Exception):   # defined here: pickle cannot find it by name
+        pass
+    raise Local("half-built")
+
+
+@pytest.mark.parametrize("kind", ["spec", "field"])
+def test_an_input_error_raised_in_the_child_comes_back_whole(kind):
+    """SpecError and FieldError take several arguments: they cross the pipe as themselves, so the
+    command line still prints their one line and exits 2, and the child's traceback is a note."""
+    from streamplace.files import SpecError
+    from streamplace.model.topology import TopologyError
+    with pytest.raises(SpecError if kind == "spec" else TopologyError) as info:
+        in_child(_refuses, kind)
+    err = info.value
+    if kind == "spec":
+        assert (err.file, err.field_path, err.problem) == ("t.yaml", "operators[0].parallelism", "must be >= 1")
+    else:
+        assert (err.field_path, err.problem) == ("streams[1].to", "unknown operator 'x'")
+    assert "raised in a child process" in err.__notes__[0] and "_refuses" in err.__notes__[0]
+
+
+def test_an_exception_that_cannot_come_back_whole_is_a_runtime_error_naming_it():
+    with pytest.raises(RuntimeError, match="Local: half-built"):
+        in_child(_refuses, "other")

@@ -73,6 +73,9 @@ class SpecError(ValueError):
         self.problem = problem
         super().__init__(f"{self.file}: {field_path}: {problem}" if field_path else f"{self.file}: {problem}")
 
+    def __reduce__(self):   # raised in a child process (interrupt.in_child), it comes back pickled
+        return type(self), (self.file, self.field_path, self.problem), self.__dict__
+
 
 _REPR = reprlib.Repr()   # Python 3.11 takes no keyword arguments here
 _REPR.maxlevel, _REPR.maxstring, _REPR.maxlong, _REPR.maxother = 2, QUOTE_CHARS, 40, QUOTE_CHARS

@@ -12,6 +12,9 @@ class FieldError(ValueError):
         self.field_path = field_path
         self.problem = problem
 
+    def __reduce__(self):   # raised in a child process (interrupt.in_child), it comes back pickled
+        return type(self), (self.field_path, self.problem), self.__dict__
+
 
 class Notice(UserWarning):
     """A warning the command line shows as one line ``streamplace: warning: ...`` (a fallback or a

@@ -68,7 +68,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..files import quote
-from ..interrupt import ChildFailed, in_child
+from ..interrupt import ChildFailed
 from ..model import Placement, Problem
 from ..model.performance import CostModel, Predictor, load_cost_model
 from ..model.placement import capacity_slack
@@ -451,7 +451,7 @@ class LnsScheduler(Scheduler):
         solver that aborts gives a result without a placement that says so."""
         start = time.perf_counter()
         try:
-            return in_child(self._reschedule, problem, current, max_moves, migration_weight)
+            return self._in_child(self._reschedule, problem, current, max_moves, migration_weight)
         except ChildFailed as exc:
             return ScheduleResult(scheduler=self.name, params=self.get_params(), status=Status.NO_SOLUTION, placement=None,
                                   problem=problem, seconds=time.perf_counter() - start, message=solver_ended(exc))

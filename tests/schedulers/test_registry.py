@@ -172,3 +172,12 @@ def test_an_lns_reschedule_whose_solver_aborts_keeps_nothing_and_says_why(monkey
     assert result.status == Status.NO_SOLUTION and result.placement is None and "aborted its process" in result.message
     monkeypatch.undo()
     assert make_scheduler("lns", {"time_limit": 2.0}).reschedule(p, current, max_moves=2).ok
+
+
+def test_an_lns_reschedule_refuses_an_unknown_running_task_as_an_input_error():
+    """The refusal is raised in the search's child process and comes back as itself (the CLI's
+    ``--current`` one line, exit 2), not as an error of pickling it."""
+    from streamplace.files import SpecError
+    p = SAMPLE[0].problem
+    with pytest.raises(SpecError, match=r"placement\.nope\[0\]: unknown task"):
+        make_scheduler("lns", {"time_limit": 1.0}).reschedule(p, {"nope[0]": (p.cluster.nodes[0].name, 0)})
