@@ -65,7 +65,8 @@ Every period (:meth:`Autopilot.step`):
    testbed campaign ``2026-11-29-autopilot-joins`` the dip was a median 19 s of the rate before
    the plan (quartiles 11.6 and 20.3 s), 0-19 s for 1-move plans and 19-22 s for 16-18-move ones.
    ``payback_s`` (300 s, our policy's default cool-down: the least time a plan then holds) is a
-   stated choice, not a measurement. The policy
+   stated choice, not a measurement. A policy that does not declare ``pays_migration`` ([F]'s
+   Greedy, which has no such cost) judges the gain before it. The policy
    (:mod:`.policy`) says apply or keep; an applied plan is written atomically into the plugin's
    plan directory, which Nimbus re-reads on its next round. A policy that confirms a gain over
    periods (ours) confirms one plan: while a candidate's count runs, each period judges that
@@ -376,7 +377,7 @@ class Autopilot:
         if not math.isfinite(predicted_new):
             return Judged(False, "no finite prediction of the candidate", History(0, history.last_change), candidate,
                           None, moves, None)
-        gain = predicted_new / predicted_now - 1 - self.settings.migration_cost
+        gain = predicted_new / predicted_now - 1 - (self.settings.migration_cost if self.policy.pays_migration else 0.0)
         return Judged(*self.policy.decide(gain, moves, now, history), candidate, predicted_new, moves, gain)
 
     def _foreign_plan(self) -> str | None:

@@ -247,7 +247,7 @@ def import_storm_ui_cmd(source, window, output):
               help="The running placement at the start (default: the last plan the log applied, else the plan in --plan-dir).")
 @click.option("--policy", type=click.Choice(["hysteresis", "every-period", "greedy"]), default="hysteresis", show_default=True,
               help="hysteresis: ours (--min-gain, --confirm, --cooldown); every-period: Aniello's, a new schedule every "
-                   "period; greedy: [F]'s reference, whenever the prediction improves.")
+                   "period; greedy: [F]'s reference, whenever the prediction improves by more than 1 %, at most once a minute.")
 @click.option("--period", type=FiniteFloat(min=0.1, max=1e6), default=None, help="Seconds between periods (default: one window).")
 @click.option("--window", type=FiniteFloat(min=0.1, max=1e6), default=LOOP.window_s, show_default=True, help="The monitor's window, seconds.")
 @loop_options("")

@@ -73,11 +73,11 @@ def test_a_confirmed_gain_writes_the_plan_and_the_log_says_why(tmp_path):
 
 @pytest.mark.parametrize("payback_s", [300.0, 15.0])
 def test_one_migration_cost_per_plan_repaid_within_the_payback_time(tmp_path, payback_s):
-    """The gain a policy sees is the predicted one less migration_s / payback_s, whatever the
+    """The gain ours sees is the predicted one less migration_s / payback_s, whatever the
     moves: spreading the packed job (predicted about +100 %) repays 19 s of its rate within 300 s
-    (a cost of 6.3 %), Greedy applies it; not within 15 s (127 %), Greedy keeps the placement."""
+    (a cost of 6.3 %), a zero threshold applies it; not within 15 s (127 %), it keeps the placement."""
     write_windows(tmp_path / "monitor", [0.0, 10.0, 20.0])
-    ap = pilot(tmp_path, policy=Greedy(), migration_s=19.0, payback_s=payback_s)
+    ap = pilot(tmp_path, policy=Hysteresis(min_gain=0.0, confirm=1, cooldown_s=0.0), migration_s=19.0, payback_s=payback_s)
     d = ap.step(32.0)
     raw = d.predicted_new / d.predicted_now - 1
     assert d.moves > 0 and 0.7 < raw < 1.3
@@ -86,6 +86,16 @@ def test_one_migration_cost_per_plan_repaid_within_the_payback_time(tmp_path, pa
     if d.decision == "apply":
         document = json.loads((tmp_path / "plans" / "job.json").read_text())
         assert document["streamplace_autopilot"]["gain"] == pytest.approx(gain, rel=1e-12)
+
+
+def test_greedy_judges_the_gain_before_the_migration_cost(tmp_path):
+    """[F]'s Greedy has no migration cost: with one of 127 % (19 s within 15 s) it still applies
+    the +100 % spread, and the gain in its plan is the prediction's own."""
+    write_windows(tmp_path / "monitor", [0.0, 10.0, 20.0])
+    d = pilot(tmp_path, policy=Greedy(), migration_s=19.0, payback_s=15.0).step(32.0)
+    assert d.decision == "apply"
+    document = json.loads((tmp_path / "plans" / "job.json").read_text())
+    assert document["streamplace_autopilot"]["gain"] == pytest.approx(d.predicted_new / d.predicted_now - 1, rel=1e-12)
 
 
 def test_a_migration_cost_or_payback_out_of_range_is_refused():

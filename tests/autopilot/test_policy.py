@@ -18,7 +18,16 @@ def test_hysteresis_needs_the_gain_confirmed_and_never_flaps_around_the_threshol
     assert run(ours, [0.06, 0.06]) == [False, True]
     # a gain hovering around the threshold: one period below starts the count again
     assert run(ours, [0.06, 0.04, 0.06, 0.04, 0.06]) == [False] * 5
-    assert run(Greedy(), [0.06, 0.04, 0.06, 0.04, 0.06]) == [True] * 5     # [F]'s Greedy follows every change
+    # [F]'s Greedy follows every change (its reschedule timeout set to the period here)
+    assert run(Greedy(timeout_s=10.0), [0.06, 0.04, 0.06, 0.04, 0.06]) == [True] * 5
+
+
+def test_greedy_fires_above_one_percent_at_most_once_a_minute():
+    """[F]'s configuration: an improvement above 1 % triggers, a reschedule timeout of 60 s.
+    Periods of 10 s: +0.5 % and +1 % do not fire; +2 % at t=20 does; t=30-70 are within 60 s of
+    it; t=80 is 60 s after it and fires."""
+    assert run(Greedy(), [0.005, 0.01, 0.02, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5]) == [False] * 2 + [True] + [False] * 5 + [True]
+    assert Hysteresis.pays_migration and EveryPeriod.pays_migration and not Greedy.pays_migration
 
 
 def test_hysteresis_cools_down_after_a_change():
