@@ -55,6 +55,12 @@ MIN_JAVA = 17
 #: spends most of its time starting up
 FAST_START_MAX_BYTES = 16 * 2**20
 LOG4J = Path(__file__).with_name("log4j2.properties")
+#: the driver JVM's class-data archive (:mod:`.class_archive`, which ``make`` runs): when it
+#: exists a local driver maps Spark's classes from it instead of loading and verifying each one
+CLASS_ARCHIVE = Path(sys.prefix) / "share" / "streamplace" / "spark-driver.jsa"
+#: the JVM's class-data-sharing messages off: an archive made by another Java build is skipped,
+#: silently, and the JVM loads its classes as without one
+CDS_QUIET = "-Xlog:cds*=off"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 JVM_BANNER = "WARNING: Using incubator modules:"
 _temp_dir: str | None = None  # this process's directory for the JVM's temporary files
@@ -110,14 +116,21 @@ def _local_cores(master: str) -> int:
 
 
 def session_conf(master: str, *, driver_memory: str = "2g", shuffle_partitions: int | None = None,
-                 fast_start: bool = False, local_dir: str | None = None) -> dict[str, str]:
+                 fast_start: bool = False, local_dir: str | None = None, dump_classes: str | None = None) -> dict[str, str]:
     """The Spark configuration :func:`start_session` uses (exposed for inspection and tests);
     ``local_dir`` is the driver's ``spark.local.dir`` and ``java.io.tmpdir``; ``fast_start``: the
-    driver (and executors on a cluster of this machine) compile with C1 only (:data:`FAST_START_MAX_BYTES`)."""
+    driver (and executors on a cluster of this machine) compile with C1 only (:data:`FAST_START_MAX_BYTES`).
+    The driver maps :data:`CLASS_ARCHIVE` when it exists, or (``dump_classes``) writes the classes
+    it loaded to that file when it exits."""
     local = master.startswith("local")
     log_opt = f"-Dlog4j2.configurationFile={LOG4J.resolve().as_uri()}"
     jit = ["-XX:TieredStopAtLevel=1"] if fast_start else []
-    driver_opts = [log_opt, *jit] + ([f"-Djava.io.tmpdir={local_dir}"] if local_dir else [])
+    if dump_classes:
+        cds = [f"-XX:ArchiveClassesAtExit={dump_classes}", CDS_QUIET]
+    else:
+        usable = CLASS_ARCHIVE.is_file() and " " not in str(CLASS_ARCHIVE)   # Spark splits the options at spaces
+        cds = [f"-XX:SharedArchiveFile={CLASS_ARCHIVE}", CDS_QUIET] if usable else []
+    driver_opts = [log_opt, *jit, *cds] + ([f"-Djava.io.tmpdir={local_dir}"] if local_dir else [])
     conf = {
         "spark.app.name": "streamplace",
         "spark.ui.enabled": "false",
@@ -139,8 +152,9 @@ def session_conf(master: str, *, driver_memory: str = "2g", shuffle_partitions: 
 
 
 def start_session(master: str | None = None, *, driver_memory: str = "2g", shuffle_partitions: int | None = None,
-                  fast_start: bool = False):
-    """A new SparkSession (checks Java first). Stop it with :func:`stop_session`."""
+                  fast_start: bool = False, dump_classes: str | None = None):
+    """A new SparkSession (checks Java first). Stop it with :func:`stop_session`. ``dump_classes``:
+    the JVM writes a class-data archive there when it exits (:mod:`.class_archive`)."""
     master = resolve_master(master)
     java_version()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -153,7 +167,8 @@ def start_session(master: str | None = None, *, driver_memory: str = "2g", shuff
     for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):  # errors are raised (and reported) anyway
         PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
     conf = {"spark.master": master, **session_conf(master, driver_memory=driver_memory, shuffle_partitions=shuffle_partitions,
-                                                  fast_start=fast_start, local_dir=_process_temp_dir())}
+                                                  fast_start=fast_start, local_dir=_process_temp_dir(),
+                                                  dump_classes=dump_classes)}
     builder = SparkSession.builder
     for key, value in conf.items():
         builder = builder.config(key, value)
