@@ -198,9 +198,12 @@ class _IntegerData:
             lb = float(np.nextafter(self.total_w - (UB + self.rounding_err) / self.sw, -np.inf))
         lb = max(0.0, lb)
         proven = UB is not None and search.best_H is not None and search.V >= UB
+        # or the placement's cost is at the valid bound lb: 0 (no bound yet) for a cost-0 placement,
+        # which a search out of time before its first bound must still call optimal
+        at_bound = obj is not None and obj <= lb
         if node is None:
             status = "unknown"
-        elif proven and self.l_exact and (self.w_exact or obj - lb <= 1e-9 * max(1.0, self.total_w)):
+        elif self.l_exact and (at_bound or proven and (self.w_exact or obj - lb <= 1e-9 * max(1.0, self.total_w))):
             status = "optimal"
             lb = obj if self.w_exact else min(lb, obj)
         else:

@@ -150,6 +150,17 @@ def test_empty_and_trivial():
     assert sol.status == "optimal" and sol.objective == 0 and list(sol.node_of_task) == [0]
 
 
+def test_a_placement_of_cost_zero_is_optimal_when_time_runs_out_before_any_bound():
+    """Costs are >= 0, so the greedy start that puts all three tasks on one node (cost 0) is
+    optimal even when the search stops before its first bound (a CI run of 2026-11-30 called it
+    "feasible": a hypothesis example under load); a cost above 0 stays "feasible" then."""
+    W = np.array([[0., 1., 4.], [1., 0., 3.], [4., 3., 0.]])
+    sol = solve_min_inter_node(W, [2, 1, 2], [7, 7], time_limit=1e-9)
+    assert sol.status == "optimal" and sol.objective == 0 == sol.lower_bound
+    sol = solve_min_inter_node(W, [2, 1, 2], [3, 3, 3], time_limit=1e-9)
+    assert sol.objective > 0 and sol.status == "feasible" and sol.lower_bound < sol.objective
+
+
 def test_decimal_weights_and_loads():
     rng = np.random.default_rng(3)
     n = 6
