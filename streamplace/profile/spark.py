@@ -138,6 +138,10 @@ def session_conf(master: str, *, driver_memory: str = "2g", shuffle_partitions: 
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.shuffle.partitions": str(shuffle_partitions or (2 * _local_cores(master) if local else 16)),
         "spark.sql.execution.arrow.pyspark.enabled": "true",
+        # PySpark 4 otherwise records the Python call site of every column function in the JVM
+        # (13 py4j round trips per F.col instead of 5; build_profile makes thousands): the call site
+        # only decorates Spark's error text, which streamplace rewrites to one line anyway
+        "spark.python.sql.dataFrameDebugging.enabled": "false",
         "spark.driver.memory": driver_memory,
         "spark.driver.extraJavaOptions": " ".join(driver_opts),
     }

@@ -69,6 +69,8 @@ def test_session_defaults(spark):
     assert c1 not in session_conf("spark://127.0.0.1:7077")["spark.executor.extraJavaOptions"]
     running = spark.sparkContext.getConf()
     assert running.get("spark.ui.enabled") == "false" and spark.conf.get("spark.sql.session.timeZone") == "UTC"
+    # no Python call site sent to the JVM with every column function (PySpark 4's DataFrame debugging)
+    assert spark.conf.get("spark.python.sql.dataFrameDebugging.enabled") == "false"
     assert os.environ["PYSPARK_PYTHON"] == sys.executable
 
 
