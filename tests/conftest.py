@@ -85,7 +85,7 @@ def recompute():
 def spark():
     """One local SparkSession (2 cores) for the whole test run (tests/profile and tests/bench)."""
     from streamplace.profile.spark import start_session, stop_session
-    session = start_session("local[2]", fast_start=True, shuffle_partitions=2, driver_memory="1g")
+    session = start_session("local[2]", fast_start=True, short_jobs=True, shuffle_partitions=2, driver_memory="1g")
     yield session
     stop_session(session)
 

@@ -11,7 +11,8 @@ Steps, each with a progress bar and its wall time (``run.json``):
    (:func:`streamplace.profile.metrics.build_profile`). Spark runs only for steps 2-3: the
    session (``local[*]`` unless ``--spark-master``) is stopped before scheduling. It starts with
    ``fast_start`` (the JVM's C1 compiler only): the demo's Spark jobs are many and short, and
-   this halves steps 2-3 on 2 cores (measured 40 s instead of 70-75 s for the four applications).
+   this halves steps 2-3 on 2 cores (measured 40 s instead of 70-75 s for the four applications);
+   and ``short_jobs`` (no whole-stage code generation; :func:`~streamplace.profile.spark.session_conf`).
 4. **applications**: every registered scheduler on the profile-weighted problem (measured
    tuples/s as edge weights; built from the written files exactly as ``streamplace evaluate
    TOPOLOGY CLUSTER PLACEMENT --profile DIR`` builds it) on a homogeneous and a heterogeneous
@@ -491,7 +492,7 @@ def run_demo(out_dir: Path, *, quick: bool = False, time_limit: float = 10.0, co
             loads = _profile(spark, records, out_dir, steps, run)
         else:
             steps.item(f"starting Spark ({resolve_master(master) if active_session() is None else 'running session'})")
-            with spark_session(master, fast_start=True) as session:  # C1-only JIT: the jobs are short
+            with spark_session(master, fast_start=True, short_jobs=True) as session:  # C1 only, no whole-stage codegen
                 loads = _profile(session, records, out_dir, steps, run)
         instances = application_instances(out_dir, loads, run)
         steps.start("applications")

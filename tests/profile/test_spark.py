@@ -67,6 +67,10 @@ def test_session_defaults(spark):
     here = session_conf("spark://127.0.0.1:7077", fast_start=True)
     assert c1 in here["spark.driver.extraJavaOptions"].split() and c1 in here["spark.executor.extraJavaOptions"].split()
     assert c1 not in session_conf("spark://127.0.0.1:7077")["spark.executor.extraJavaOptions"]
+    # adaptive execution only for large inputs; whole-stage code generation off only for short jobs
+    assert "spark.sql.adaptive.enabled" not in conf and "spark.sql.codegen.wholeStage" not in conf
+    assert session_conf("local[2]", fast_start=True)["spark.sql.adaptive.enabled"] == "false"
+    assert session_conf("local[2]", short_jobs=True)["spark.sql.codegen.wholeStage"] == "false"
     running = spark.sparkContext.getConf()
     assert running.get("spark.ui.enabled") == "false" and spark.conf.get("spark.sql.session.timeZone") == "UTC"
     # no Python call site sent to the JVM with every column function (PySpark 4's DataFrame debugging)
