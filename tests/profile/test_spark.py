@@ -67,6 +67,9 @@ def test_session_defaults(spark):
     here = session_conf("spark://127.0.0.1:7077", fast_start=True)
     assert c1 in here["spark.driver.extraJavaOptions"].split() and c1 in here["spark.executor.extraJavaOptions"].split()
     assert c1 not in session_conf("spark://127.0.0.1:7077")["spark.executor.extraJavaOptions"]
+    serial = "-XX:+UseSerialGC"   # a small input's driver only
+    assert serial in session_conf("local[2]", fast_start=True)["spark.driver.extraJavaOptions"].split()
+    assert serial not in conf["spark.driver.extraJavaOptions"] and serial not in here["spark.executor.extraJavaOptions"]
     # adaptive execution only for large inputs; whole-stage code generation off only for short jobs
     assert "spark.sql.adaptive.enabled" not in conf and "spark.sql.codegen.wholeStage" not in conf
     assert session_conf("local[2]", fast_start=True)["spark.sql.adaptive.enabled"] == "false"
