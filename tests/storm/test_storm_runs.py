@@ -205,8 +205,11 @@ def test_tuples_sent_equal_tuples_received_within_a_window(measured):
     per_window = executed / run["windows"]
     for task, n in received.items():
         assert abs(n - executed[task]) <= max(2.0, per_window[task]), task
-    # "all" sends every tuple of a source task to each all_ task: equal counts
-    sent = traffic[traffic["dst_task"].str.startswith("all_")].groupby("src_task")["tuples"].agg(["min", "max"])
+    # "all" sends every tuple of a source task to each all_ task: equal counts per source over the
+    # run (summed over windows first: a window's count varies with the machine's load, and comparing
+    # windows, as this did before 2026-11-30, failed once under a heavier test run)
+    all_rows = traffic[traffic["dst_task"].str.startswith("all_")]
+    sent = all_rows.groupby(["src_task", "dst_task"])["tuples"].sum().groupby("src_task").agg(["min", "max"])
     assert (sent["max"] - sent["min"] <= 0.05 * sent["max"] + 2).all()
 
 
