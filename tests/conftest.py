@@ -10,11 +10,13 @@ module that shares something expensive run on one worker, as one group
 * ``testbed``: modules that use the Storm testbed (one at a time on a machine: its lock), and the
   demo's, whose Storm step takes the testbed when it is free and embedded Storm when another run
   holds it;
-* ``spark``: modules with a test on the session's SparkSession (one JVM of 1 GiB per worker
-  otherwise; tried 2026-11-29 with the Spark modules spread over the workers instead, one session
-  per worker: the session-scoped standalone Spark cluster then started twice too, and on these two
-  cores the run had finished 31 % of the tests after 11 minutes, where grouped it had finished 53 %
-  after 10: stopped, kept grouped);
+* ``spark-profile`` and ``spark``: modules with a test on the session's SparkSession, those under
+  ``tests/profile`` (which alone use the standalone Spark cluster) and the others: two groups, so a
+  session of 1 GiB on at most two workers. Tried 2026-11-29 with the Spark modules spread over
+  all the workers, one session per worker: the session-scoped standalone cluster then started
+  twice too, and the run was far slower (31 % of the tests after 11 minutes against 53 % after 10
+  grouped). One group was the longest worker by 2026-11-30 (266-280 s of a 299-312 s run); split
+  in two, the three workers ended within 1 s of each other (307 s; with four workers 303 s);
 * the module itself: modules with a module-scoped fixture (a Storm run, a fit, a sweep), which
   would otherwise be set up once on each worker that gets one of its tests.
 """
@@ -53,7 +55,7 @@ def pytest_collection_modifyitems(config, items):
         if "testbed" in shared or module in TESTBED_MODULES:
             group = "testbed"
         elif "spark" in shared:
-            group = "spark"
+            group = "spark-profile" if module.parts[0] == "profile" else "spark"
         elif "module" in shared:
             group = module.as_posix()
         else:
