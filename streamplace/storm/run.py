@@ -164,7 +164,7 @@ def cpu_by_task(problem: Problem, placement: Placement | None) -> dict[str, floa
 
 def run_jobs(cluster: Cluster, jobs: Sequence[Job], settings: RunSettings, work_dir: Path, *,
              monitor_dir: Path | None = None,
-             on_event: Callable[[dict], None] | None = None, testbed=None) -> dict[str, dict]:
+             on_event: Callable[[dict], None] | None = None, testbed=None, retry_halted: bool = True) -> dict[str, dict]:
     """Runs ``jobs`` on Storm (``settings.mode``); returns each job's result (by name) as Storm reported it.
 
     Jobs run one after another (each submitted, assigned, measured, killed); consecutive jobs with
@@ -173,7 +173,9 @@ def run_jobs(cluster: Cluster, jobs: Sequence[Job], settings: RunSettings, work_
     pair counted on the wire during the measured window, and ``node_cpu``: per node, the cores its
     cgroup used and the share of CFS periods in which it ran out of quota. ``testbed``: a running
     :class:`~.testbed.Testbed` of ``cluster`` to run on (its plan directory is used; it stays up),
-    instead of one brought up and torn down for these jobs.
+    instead of one brought up and torn down for these jobs. ``retry_halted``: when embedded Storm
+    halts itself (:class:`StormHalted`), run the unfinished jobs once more in a new JVM; False
+    raises it instead (a loop beside the job could not follow it into the new JVM).
     """
     java = jvm.java()
     cp = jvm.classpath()
@@ -215,6 +217,8 @@ def run_jobs(cluster: Cluster, jobs: Sequence[Job], settings: RunSettings, work_
             try:
                 return path(_drive(java, cp, "LocalRunner", document, settings, jobs, work_dir, on_event, None))
             except StormHalted as halted:   # a LocalCluster race, rare: give the unfinished jobs one more JVM
+                if not retry_halted:
+                    raise
                 rest = [job for job in jobs if job.name not in halted.results]
                 if on_event:
                     on_event({"event": "note", "message": f"{halted}; running the {len(rest)} unfinished jobs again, once"})
@@ -325,7 +329,8 @@ def _drive(java, cp, runner, document, settings, jobs, work_dir, on_event, bed) 
 #: embedded Storm's own race after a reassignment: a worker of the one JVM still hands a tuple to a
 #: task that has just moved away, finds no queue for it and fails the JVM (a NullPointerException
 #: in ``WorkerState.transferLocalBatch``; seen 2026-11-30 once in six test runs, under the demo's
-#: embedded autopilot). A real cluster restarts the moved workers as processes of their own.
+#: embedded autopilot; a second run that day halted the JVM instead, :class:`StormHalted`). A real
+#: cluster restarts the moved workers as processes of their own.
 LOCAL_REASSIGNMENT_RACE = "WorkerState.transferLocalBatch"
 
 
@@ -490,7 +495,10 @@ def _measure(problem, placement, out_dir, settings, workers, fmt, source, on_eve
     try:
         job = Job(name, problem.topology, placement, workers, monitor=True, duration_s=settings.duration_s,
                   conf={"streamplace.cpu_per_tuple": cpu_by_task(problem, placement)})
-        result = run_jobs(problem.cluster, [job], settings, work, monitor_dir=stage / "monitor", on_event=events)[name]
+        # with a loop beside it the job is not restarted in a new JVM on a halt: the loop would go on
+        # believing its plan runs while the new JVM runs the start placement again
+        result = run_jobs(problem.cluster, [job], settings, work, monitor_dir=stage / "monitor", on_event=events,
+                          retry_halted=beside is None)[name]
         shutil.copyfile(work / "storm.log", stage / "storm.log")
         if placement is not None and not (stage / "plan.json").exists():
             shutil.copyfile(work / "plans" / f"{name}.json", stage / "plan.json")

@@ -7,6 +7,7 @@ import pytest
 
 from streamplace.demo import autopilot_step
 from streamplace.storm import StormError
+from streamplace.storm.run import StormHalted
 
 RACE = ('the embedded Storm run failed (exit 1): java.lang.NullPointerException: Cannot invoke '
         '"org.apache.storm.utils.JCQueue.isEmptyOverflow()" because "queue" is null '
@@ -23,21 +24,26 @@ def _measure(failures):
         if len(calls) <= len(failures):
             target.mkdir(parents=True)
             (target / "autopilot.jsonl").write_text("half a run\n")
-            raise StormError(failures[len(calls) - 1])
+            failure = failures[len(calls) - 1]
+            raise failure if isinstance(failure, StormError) else StormError(failure)
         target.mkdir(parents=True)
         (target / "autopilot.jsonl").write_text(json.dumps({"t": 12.0, "decision": "keep"}) + "\n")
         return {"submitted_at": 10.0, "timeline": [{"t": 12.0, "throughput": 5.0}], "plans": []}
     return measure, calls
 
 
-def test_the_reassignment_race_runs_the_step_once_more(tmp_path, monkeypatch):
-    measure, calls = _measure([RACE])
+HALT = StormHalted("embedded Storm halted itself (exit 20: worker died)", {})
+
+
+@pytest.mark.parametrize("failure, said_of_it", [(RACE, "transferLocalBatch"), (HALT, "halted itself")])
+def test_the_reassignment_race_runs_the_step_once_more(tmp_path, monkeypatch, failure, said_of_it):
+    measure, calls = _measure([failure])
     monkeypatch.setattr(autopilot_step, "measure", measure)
     said = []
     doc = autopilot_step.run_autopilot_step(tmp_path, quick=True, log=said.append)
     assert len(calls) == 2 and calls[0] is not calls[1]   # a new loop for the second run
     assert doc["decisions"] == 1 and doc["timeline"] == [{"t": 2.0, "throughput": 5.0}]
-    assert any("running the step once more" in line and "transferLocalBatch" in line for line in said)
+    assert any("running the step once more" in line and said_of_it in line for line in said)
 
 
 @pytest.mark.parametrize("failures", [[RACE, RACE], ["the embedded Storm run failed (exit 1): out of memory"]])

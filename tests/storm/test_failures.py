@@ -2,6 +2,8 @@
 reason read from its log and only the jobs it had not finished run again (the retry logic, with the
 JVM replaced); a JVM that dies is summed up by the root cause of its stack trace."""
 
+import pytest
+
 from streamplace.storm import run as storm_run
 from streamplace.storm.run import Job, RunSettings, StormHalted, run_jobs
 from streamplace.workloads.microbench import cluster, microbench
@@ -48,6 +50,23 @@ def test_only_unfinished_jobs_run_again_once(tmp_path, monkeypatch):
     assert (tmp_path / "storm-halted.log").read_text() == LOG
     assert [n["event"] for n in notes] == ["note"] and "worker gone" in notes[0]["message"]
     assert "2 unfinished jobs" in notes[0]["message"]
+
+
+def test_a_halt_is_raised_not_retried_when_asked(tmp_path, monkeypatch):
+    """retry_halted=False (measure() with an autopilot beside the job): the halt is the caller's."""
+    calls = []
+
+    def fake_drive(java, cp, runner, document, settings, jobs, work_dir, on_event, bed):
+        calls.append(1)
+        raise StormHalted("embedded Storm halted itself (exit 20: worker gone)", {})
+
+    monkeypatch.setattr(storm_run, "_drive", fake_drive)
+    monkeypatch.setattr(storm_run.jvm, "java", lambda: "java")
+    monkeypatch.setattr(storm_run.jvm, "classpath", lambda: "cp")
+    job = Job("a", microbench("linear", 12), None, 2, duration_s=0)
+    with pytest.raises(StormHalted, match="worker gone"):
+        run_jobs(cluster("homogeneous"), [job], RunSettings(), tmp_path, retry_halted=False)
+    assert calls == [1]
 
 
 # stderr of a LocalRunner that died in a CI run (Storm's local blob store race, now retried in Java)
