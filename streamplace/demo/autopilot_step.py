@@ -27,8 +27,7 @@ from ..model import Cluster, Node, Operator, Placement, Problem, Stream, Topolog
 from ..model.operating_point import CAMPAIGN_CONF, OperatingPoint
 from ..model.topology import Phase
 from ..schedulers import make_scheduler
-from ..storm.errors import StormError
-from ..storm.run import LOCAL_REASSIGNMENT_RACE, RunSettings, StormHalted, measure
+from ..storm.run import RunSettings, StormHalted, measure
 from ..workloads import runtime
 from .storm_step import step_point, testbed_or_reason
 
@@ -91,9 +90,7 @@ def run_autopilot_step(out_dir: Path, *, quick: bool = False, log=print) -> dict
 
     try:
         run = run_once()
-    except StormError as exc:   # embedded Storm's own race when the plan moves a task: once more, from the start
-        if mode != "embedded" or not (isinstance(exc, StormHalted) or LOCAL_REASSIGNMENT_RACE in str(exc)):
-            raise
+    except StormHalted as exc:   # embedded Storm's own race when the plan moves a task: once more, from the start
         log(f"autopilot: embedded Storm failed as the plan moved tasks ({exc}); running the step once more")
         run = run_once()
     t0 = run["submitted_at"]

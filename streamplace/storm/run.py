@@ -314,23 +314,38 @@ def _drive(java, cp, runner, document, settings, jobs, work_dir, on_event, bed) 
             if on_event:
                 on_event(event)
         code = proc.wait()
-    if code == STORM_HALT and bed is None and len(results) < len(jobs):
-        raise StormHalted(f"embedded Storm halted itself (exit {code}: {_halt_reason(work_dir / 'storm.log')})", results)
-    if code != 0 or len(results) != len(jobs):
-        err = (work_dir / "runner.stderr").read_text(errors="replace").splitlines()
-        last = _java_failure(err) or _java_failure(_log_lines(work_dir / "storm.log")) or "no message"
-        if code == 2 and last.startswith("streamplace: "):   # the runner refused the job: its message says why
-            raise StormError(last.removeprefix("streamplace: "))
-        raise StormError(f"{what} failed (exit {code}): {last.removeprefix('streamplace: ')} "
-                         f"(log: {work_dir / 'storm.log'})")
+    failure = _failure(code, results, len(jobs), work_dir, embedded=bed is None, what=what)
+    if failure is not None:
+        raise failure
     return results
+
+
+def _failure(code: int, results: dict[str, dict], n_jobs: int, work_dir: Path, *, embedded: bool,
+             what: str) -> StormError | None:
+    """What a runner that exited with ``code`` after ``results`` of ``n_jobs`` jobs failed of, from
+    its stderr and Storm's log in ``work_dir``: None if it did not fail; :class:`StormHalted` when
+    embedded Storm stopped itself, by a halt or by its reassignment race
+    (:data:`LOCAL_REASSIGNMENT_RACE`); else a :class:`StormError` with the root cause."""
+    if code == STORM_HALT and embedded and len(results) < n_jobs:
+        return StormHalted(f"embedded Storm halted itself (exit {code}: {_halt_reason(work_dir / 'storm.log')})", results)
+    if code == 0 and len(results) == n_jobs:
+        return None
+    err = (work_dir / "runner.stderr").read_text(errors="replace").splitlines()
+    last = _java_failure(err) or _java_failure(_log_lines(work_dir / "storm.log")) or "no message"
+    if code == 2 and last.startswith("streamplace: "):   # the runner refused the job: its message says why
+        return StormError(last.removeprefix("streamplace: "))
+    if embedded and LOCAL_REASSIGNMENT_RACE in last:
+        return StormHalted(f"embedded Storm failed in its reassignment race (exit {code}: {last})", results)
+    return StormError(f"{what} failed (exit {code}): {last.removeprefix('streamplace: ')} "
+                      f"(log: {work_dir / 'storm.log'})")
 
 
 #: embedded Storm's own race after a reassignment: a worker of the one JVM still hands a tuple to a
 #: task that has just moved away, finds no queue for it and fails the JVM (a NullPointerException
 #: in ``WorkerState.transferLocalBatch``; seen 2026-11-30 once in six test runs, under the demo's
-#: embedded autopilot; a second run that day halted the JVM instead, :class:`StormHalted`). A real
-#: cluster restarts the moved workers as processes of their own.
+#: embedded autopilot; a second run that day halted the JVM instead). Reported as
+#: :class:`StormHalted`, as a halt is. A real cluster restarts the moved workers as processes of
+#: their own.
 LOCAL_REASSIGNMENT_RACE = "WorkerState.transferLocalBatch"
 
 

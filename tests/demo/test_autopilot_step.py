@@ -1,5 +1,6 @@
-"""The demo's autopilot step around its Storm run: embedded Storm's reassignment race is run once
-more; any other failure is the step's error."""
+"""The demo's autopilot step around its Storm run: when embedded Storm stops itself (its
+reassignment race, or a halt: :class:`StormHalted`) the step runs once more; any other failure is
+the step's error."""
 
 import json
 
@@ -9,9 +10,9 @@ from streamplace.demo import autopilot_step
 from streamplace.storm import StormError
 from streamplace.storm.run import StormHalted
 
-RACE = ('the embedded Storm run failed (exit 1): java.lang.NullPointerException: Cannot invoke '
-        '"org.apache.storm.utils.JCQueue.isEmptyOverflow()" because "queue" is null '
-        '(at org.apache.storm.daemon.worker.WorkerState.transferLocalBatch(WorkerState.java:575))')
+RACE = StormHalted('embedded Storm failed in its reassignment race (exit 1: java.lang.NullPointerException: Cannot '
+                  'invoke "org.apache.storm.utils.JCQueue.isEmptyOverflow()" because "queue" is null '
+                  '(at org.apache.storm.daemon.worker.WorkerState.transferLocalBatch(WorkerState.java:575)))', {})
 
 
 def _measure(failures):

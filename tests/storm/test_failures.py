@@ -93,3 +93,25 @@ def test_a_dead_jvm_is_summed_up_by_its_root_cause_and_where():
         "streamplace: job.json: jobs: must be a list"
     assert storm_run._java_failure(["", "killed"]) == "killed"
     assert storm_run._java_failure([]) is None
+
+
+RACE_STDERR = """\
+java.lang.NullPointerException: Cannot invoke "org.apache.storm.utils.JCQueue.isEmptyOverflow()" because "queue" is null
+\tat org.apache.storm.daemon.worker.WorkerState.transferLocalBatch(WorkerState.java:575)
+\tat org.apache.storm.messaging.local.Context$LocalClient.send(Context.java:191)
+"""
+
+
+def test_embedded_storms_reassignment_race_is_a_halt_elsewhere_an_error(tmp_path):
+    """exit 1 with the race's NPE: embedded, StormHalted (so callers restart it as they restart a
+    halt); on the testbed a plain StormError; a clean exit with every result: no failure."""
+    (tmp_path / "runner.stderr").write_text(RACE_STDERR)
+    embedded = storm_run._failure(1, {"a": {}}, 2, tmp_path, embedded=True, what="the embedded Storm run")
+    assert isinstance(embedded, StormHalted) and embedded.results == {"a": {}}
+    assert "reassignment race (exit 1" in str(embedded) and "transferLocalBatch" in str(embedded)
+    bed = storm_run._failure(1, {}, 1, tmp_path, embedded=False, what="the Storm testbed run")
+    assert type(bed) is storm_run.StormError and str(bed).startswith("the Storm testbed run failed (exit 1)")
+    assert storm_run._failure(0, {"a": {}}, 1, tmp_path, embedded=True, what="x") is None
+    (tmp_path / "runner.stderr").write_text(STDERR)   # any other death stays an error
+    other = storm_run._failure(1, {}, 1, tmp_path, embedded=True, what="the embedded Storm run")
+    assert type(other) is storm_run.StormError and "No such file or directory" in str(other)
