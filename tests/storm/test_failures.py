@@ -102,7 +102,7 @@ java.lang.NullPointerException: Cannot invoke "org.apache.storm.utils.JCQueue.is
 """
 
 
-def test_embedded_storms_reassignment_race_is_a_halt_elsewhere_an_error(tmp_path):
+def test_embedded_storms_reassignment_races_are_a_halt_elsewhere_an_error(tmp_path):
     """exit 1 with the race's NPE: embedded, StormHalted (so callers restart it as they restart a
     halt); on the testbed a plain StormError; a clean exit with every result: no failure."""
     (tmp_path / "runner.stderr").write_text(RACE_STDERR)
@@ -112,6 +112,11 @@ def test_embedded_storms_reassignment_race_is_a_halt_elsewhere_an_error(tmp_path
     bed = storm_run._failure(1, {}, 1, tmp_path, embedded=False, what="the Storm testbed run")
     assert type(bed) is storm_run.StormError and str(bed).startswith("the Storm testbed run failed (exit 1)")
     assert storm_run._failure(0, {"a": {}}, 1, tmp_path, embedded=True, what="x") is None
+    # the other race seen: a local connection asked for back-pressure status
+    (tmp_path / "runner.stderr").write_text(
+        "java.lang.RuntimeException: Local Server connection should not send BackPressure status\n"
+        "\tat org.apache.storm.messaging.local.Context$LocalServer.sendBackPressureStatus(Context.java:111)\n")
+    assert isinstance(storm_run._failure(1, {}, 1, tmp_path, embedded=True, what="x"), StormHalted)
     (tmp_path / "runner.stderr").write_text(STDERR)   # any other death stays an error
     other = storm_run._failure(1, {}, 1, tmp_path, embedded=True, what="the embedded Storm run")
     assert type(other) is storm_run.StormError and "No such file or directory" in str(other)
