@@ -105,7 +105,7 @@ from ..model.graph import TaskGraph
 from ..model.operating_point import OperatingPoint
 from ..model.specs import placement_from_dict
 from ..storm import records
-from ..storm.plans import plan_document, read_assigned, storm_name
+from ..storm.plans import on_fresh_ports, plan_document, read_assigned, storm_name
 from .policy import History, Hysteresis, Policy
 
 
@@ -361,6 +361,7 @@ class Autopilot:
         if not apply:
             self.history = history
             return self._keep(now, windows, why, predicted_now, predicted_new, moves)
+        candidate = on_fresh_ports(self.current, candidate, problem.cluster)   # the same plan, no port reused
         document = plan_document(topo, problem.cluster, candidate,
                                  streamplace_autopilot={"t": now, "policy": self.policy.name, "gain": gain})
         self.plan_dir.mkdir(parents=True, exist_ok=True)

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from ..files import parse_document, quote
 from ..model import Cluster, Placement, Topology
 from ..model.specs import atomic_write_text
@@ -32,6 +34,44 @@ def storm_name(topology: Topology) -> str:
 def plan_document(topology: Topology, cluster: Cluster, placement: Placement, **extra) -> dict:
     """``{"placement": {label: {node, worker}}, "topology": name, ...extra}``."""
     return {"topology": topology.name, **extra, "placement": placement.to_mapping(topology.task_labels, cluster)}
+
+
+def on_fresh_ports(current: Placement, new: Placement, cluster: Cluster) -> Placement:
+    """``new`` with every worker whose tasks change on a worker index that no worker of
+    ``current`` holds on its node, where the node has such a slot free (else on one whose worker
+    changes anyway); a worker with the same tasks as one of ``current`` on the same node keeps
+    that one's index, which Storm leaves running.
+
+    A worker index is a port (the plugin maps index i to the node's i-th port), and Storm
+    delivers by port: a worker sending to a task that moved learns of the move only at its next
+    connection refresh (``task.refresh.poll.secs``, 10 s by default; ``WorkerState.
+    refreshConnections``), and a worker being stopped sends until it stops. If the task's old
+    port now holds a new worker without that task, the tuples fail there: ``WorkerState.
+    transferLocalBatch`` finds no receive queue for the task (a NullPointerException, which in
+    embedded Storm ends the JVM). On a fresh port they reach the stopping worker or nobody.
+    The model sees which tasks share a worker, not its index: every cost and prediction is the same.
+    """
+    worker = new.worker.copy()
+    slots = cluster.slots
+    for n in np.unique(new.node):
+        now = _workers_on(current, n)
+        held = {tasks: w for w, tasks in now.items()}
+        planned = _workers_on(new, n)
+        index = {w: held[tasks] for w, tasks in planned.items() if tasks in held}
+        kept = set(index.values())
+        free = [w for w in range(int(slots[n])) if w not in now] + [w for w in sorted(now) if w not in kept]
+        for w in sorted(planned):
+            if w not in index:
+                index[w] = free.pop(0)
+        for w, tasks in planned.items():
+            worker[list(tasks)] = index[w]
+    return Placement(new.node, worker)
+
+
+def _workers_on(placement: Placement, node: int) -> dict[int, frozenset]:
+    """Worker index -> the set of its tasks, for the workers on ``node``."""
+    tasks = np.flatnonzero(placement.node == node)
+    return {int(w): frozenset(tasks[placement.worker[tasks] == w].tolist()) for w in np.unique(placement.worker[tasks])}
 
 
 def workers_of(placement: Placement) -> int:

@@ -218,6 +218,12 @@ def test_a_horizon_whose_load_changed_within_it_is_not_decided_on(tmp_path):
 #: two spreads of the packed job: A moves s[1] and b[1] to n1 (2 moves), B also s[0] (3 moves)
 SPREAD_A = Placement(node=np.array([0, 1, 0, 1]), worker=np.array([0, 0, 0, 0]))
 SPREAD_B = Placement(node=np.array([1, 1, 0, 1]), worker=np.array([0, 0, 0, 0]))
+#: A as the loop applies it from PACKED: n0's worker keeps s[0] and b[0] (tasks 0, 2), a change, so
+#: they go to worker index 1; n1 runs no worker now: index 0
+A_APPLIED = Placement(node=np.array([0, 1, 0, 1]), worker=np.array([1, 0, 1, 0]))
+#: B as the loop applies it from PACKED: n0's worker loses three tasks, so the one left (b[0]) goes
+#: to worker index 1, a port the running worker does not hold; n1 runs no worker now: index 0
+B_APPLIED = Placement(node=np.array([1, 1, 0, 1]), worker=np.array([0, 0, 1, 0]))
 
 
 def proposing(monkeypatch, tmp_path, *placements):
@@ -244,7 +250,7 @@ def test_the_plan_applied_is_the_one_confirmed_not_the_last_proposed(tmp_path, m
     assert "period 1 of 2 to confirm" in first.reason and first.moves == 2
     second = ap.step(42.0)
     assert second.decision == "apply" and second.reason.endswith("for 2 periods (the plan proposed at t=32)")
-    assert ap.current == SPREAD_A and calls() == 1
+    assert ap.current == A_APPLIED and calls() == 1
 
 
 @pytest.mark.parametrize("share, limits", [(1.0, [1.0]), (0.25, [1.0, 4.0]), (0.05, [1.0, 4.0]), (0.5, [1.0, 2.0])])
@@ -291,7 +297,7 @@ def test_a_plan_that_no_longer_holds_starts_the_count_again_on_a_new_candidate(t
     again = ap.step(42.0)
     assert again.decision == "keep" and again.moves == 3 and "period 1 of 2" in again.reason and calls() == 2
     third = ap.step(42.5)
-    assert third.decision == "apply" and "(the plan proposed at t=42)" in third.reason and ap.current == SPREAD_B
+    assert third.decision == "apply" and "(the plan proposed at t=42)" in third.reason and ap.current == B_APPLIED
 
 
 def test_a_restart_resumes_from_the_log(tmp_path):
