@@ -25,14 +25,16 @@ STORM_SRC := storm/pom.xml $(shell find storm/src/main storm/conf -type f 2>/dev
 # against 35 s for pip compiling on one, from pip's cache. Both are needed: leaving modules to be
 # compiled on first import costs every process that compile where PYTHONDONTWRITEBYTECODE is set
 # (make test took 484 s against 426 s so, on a machine that sets it). The compiling is a target of
-# its own, so that it runs beside the class archive and Maven rather than before them
+# its own, so that it runs beside the class archive and Maven rather than before them. The
+# libraries' own test suites (2,000 of the 6,100 modules, most of them pandas') are never imported:
+# not compiled (6.9 s and 12.6 CPU s against 12.0 s and 22.9, one run each, 2026-11-30)
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile -c constraints.txt -e '.[test]'
 	touch $(STAMP)
 
 $(COMPILED): $(STAMP)
-	$(BIN)/python -m compileall -q -j 0 $(VENV)/lib >/dev/null
+	$(BIN)/python -m compileall -q -j 0 -x '/tests?/' $(VENV)/lib >/dev/null
 	touch $(COMPILED)
 
 # without Java or on a failure the note is printed and Spark starts without the archive
