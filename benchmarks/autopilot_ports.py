@@ -5,6 +5,7 @@ six runs interleaved.
 
     .venv/bin/python benchmarks/autopilot_ports.py -o out/autopilot-ports
     .venv/bin/python benchmarks/autopilot_ports.py -o out/autopilot-ports --summary-only
+    .venv/bin/python benchmarks/autopilot_ports.py -o out/autopilot-ports-4 --start-workers 4   # the amendment's set
 
 Appends one record per run to DIR/runs.jsonl (the step's document, and per plan the workers
 whose tasks changed and the ports they kept) and prints per variant the plans' recovery and dip
@@ -50,8 +51,12 @@ def kept_ports(current, applied) -> tuple[int, int]:
     return changed, kept
 
 
-def run_one(variant: str, out: Path) -> dict:
+def run_one(variant: str, out: Path, start_workers: int | None = None) -> dict:
     seen = []
+    make = autopilot_step.make_scheduler
+
+    def start_with(name, params=None):   # the step's start: Storm's even placement, with start_workers
+        return make(name, {**(params or {}), **({"workers": start_workers} if start_workers else {})})
 
     def relabel(current, new, cluster):
         applied = on_fresh_ports(current, new, cluster) if variant == "fresh" else new
@@ -59,13 +64,14 @@ def run_one(variant: str, out: Path) -> dict:
         return applied
 
     loop.on_fresh_ports, measured = relabel, autopilot_step.MEASURE_S["cluster"]
-    autopilot_step.MEASURE_S["cluster"] = MEASURED_S
+    autopilot_step.MEASURE_S["cluster"], autopilot_step.make_scheduler = MEASURED_S, start_with
     began = time.time()
     try:
         doc = autopilot_step.run_autopilot_step(out, log=lambda line: print(f"  {line}", flush=True))
     finally:
         loop.on_fresh_ports, autopilot_step.MEASURE_S["cluster"] = on_fresh_ports, measured
-    return {"variant": variant, "started": began, "wall_s": round(time.time() - began, 1), **doc,
+        autopilot_step.make_scheduler = make
+    return {"variant": variant, "start_workers": start_workers, "started": began, "wall_s": round(time.time() - began, 1), **doc,
             "changed_workers": [c for c, _ in seen], "kept_ports": [k for _, k in seen]}
 
 
@@ -98,6 +104,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", type=Path, required=True)
     ap.add_argument("--summary-only", action="store_true")
+    ap.add_argument("--start-workers", type=int, help="start under Storm's even placement with this many workers "
+                    "(the plan's amendment: a free port on every node); default: as the demo, every slot")
     args = ap.parse_args()
     records_file = args.out / "runs.jsonl"
     if not args.summary_only:
@@ -105,7 +113,7 @@ def main() -> int:
         done = len(records_file.read_text().splitlines()) if records_file.exists() else 0
         for i, variant in enumerate(ORDER[done:], done + 1):
             print(f"run {i} of {len(ORDER)}: {variant}", flush=True)
-            record = run_one(variant, args.out / "runs" / f"{i:02d}-{variant}")
+            record = run_one(variant, args.out / "runs" / f"{i:02d}-{variant}", args.start_workers)
             with records_file.open("a") as f:
                 f.write(json.dumps(record) + "\n")
     summary([json.loads(line) for line in records_file.read_text().splitlines()])
