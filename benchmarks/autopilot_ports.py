@@ -25,7 +25,7 @@ import numpy as np
 
 from streamplace.autopilot import loop
 from streamplace.demo import autopilot_step
-from streamplace.storm.plans import on_fresh_ports
+from streamplace.storm.plans import on_fresh_ports, workers_on
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from autopilot_shift import migration_cost  # noqa: E402  (a script beside this one)
@@ -34,16 +34,11 @@ ORDER = ("reuse", "fresh", "fresh", "reuse", "reuse", "fresh")
 MEASURED_S = 130.0
 
 
-def _groups(placement, node: int) -> dict[int, frozenset]:
-    tasks = np.flatnonzero(placement.node == node)
-    return {int(w): frozenset(tasks[placement.worker[tasks] == w].tolist()) for w in np.unique(placement.worker[tasks])}
-
-
 def kept_ports(current, applied) -> tuple[int, int]:
     """(workers of ``applied`` whose tasks change, those of them on an index a worker of ``current`` holds)."""
     changed = kept = 0
     for n in np.unique(applied.node):
-        now, after = _groups(current, n), _groups(applied, n)
+        now, after = workers_on(current, n), workers_on(applied, n)
         for w, tasks in after.items():
             if tasks not in now.values():
                 changed += 1

@@ -54,9 +54,9 @@ def on_fresh_ports(current: Placement, new: Placement, cluster: Cluster) -> Plac
     worker = new.worker.copy()
     slots = cluster.slots
     for n in np.unique(new.node):
-        now = _workers_on(current, n)
+        now = workers_on(current, n)
         held = {tasks: w for w, tasks in now.items()}
-        planned = _workers_on(new, n)
+        planned = workers_on(new, n)
         index = {w: held[tasks] for w, tasks in planned.items() if tasks in held}
         kept = set(index.values())
         free = [w for w in range(int(slots[n])) if w not in now] + [w for w in sorted(now) if w not in kept]
@@ -68,7 +68,7 @@ def on_fresh_ports(current: Placement, new: Placement, cluster: Cluster) -> Plac
     return Placement(new.node, worker)
 
 
-def _workers_on(placement: Placement, node: int) -> dict[int, frozenset]:
+def workers_on(placement: Placement, node: int) -> dict[int, frozenset]:
     """Worker index -> the set of its tasks, for the workers on ``node``."""
     tasks = np.flatnonzero(placement.node == node)
     return {int(w): frozenset(tasks[placement.worker[tasks] == w].tolist()) for w in np.unique(placement.worker[tasks])}
