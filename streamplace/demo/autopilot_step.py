@@ -54,9 +54,10 @@ SEARCH_STRETCH = {"cluster": Settings.search_stretch, "embedded": 1.0}
 #: (``messaging.local.Context``'s receiver throws on it), and a plan fills queues no executor
 #: reads yet: a restarted worker's while its executors start, and a stopped worker's, whose
 #: receiver stays registered, with what senders send to a moved task's old port until their next
-#: refresh (``task.refresh.poll.secs``, 10 s). This job at 1,000 tuples/s, a plan moving a task
-#: away from the spout's unchanged worker 8 s into the run: 1,024 ended the JVM within 5 s of
-#: the plan in each of 3 runs, 32,768 in none of 2 (2026-11-30)
+#: refresh (``task.refresh.poll.secs``, 10 s). This job at 1,000 tuples/s, a plan on fresh ports
+#: moving a task away from the spout's unchanged worker 8 s into the run: with 1,024 the JVM
+#: ended in each of 3 runs, with 32,768 in none of 2 (2026-11-30, by hand; three of these five
+#: runs also had a 1-s task refresh, tried and not kept)
 EMBEDDED_CONF = MappingProxyType({**CAMPAIGN_CONF, "topology.executor.receive.buffer.size": STORM_DEFAULTS["topology.executor.receive.buffer.size"]})
 
 
