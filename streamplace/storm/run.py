@@ -341,14 +341,12 @@ def _failure(code: int, results: dict[str, dict], n_jobs: int, work_dir: Path, *
 
 
 #: embedded Storm's own races after a reassignment, named by where the JVM's root cause was thrown:
-#: its in-JVM transport meets a worker's state mid-change. A worker hands a tuple to a task that has
-#: just moved away and finds no queue for it (a NullPointerException in
-#: ``WorkerState.transferLocalBatch``), or a local connection is asked for back-pressure status
-#: (``messaging.local.Context$LocalServer.sendBackPressureStatus``: "Local Server connection should
-#: not send BackPressure status"). Each seen once under the demo's embedded autopilot on
-#: 2026-11-30, in about fifteen test runs; another run halted the JVM instead. Reported as
-#: :class:`StormHalted`, as a halt is. A real cluster restarts the moved workers as processes of
-#: their own and talks Netty between them.
+#: a worker hands a tuple to a task that has just moved away and finds no queue for it (a
+#: NullPointerException in ``WorkerState.transferLocalBatch``: a changed worker kept its port, which
+#: :func:`~.plans.on_fresh_ports` avoids), or a queue no executor reads fills and the in-JVM
+#: transport is asked for back-pressure status (``messaging.local.Context$LocalServer.
+#: sendBackPressureStatus``: "Local Server connection should not send BackPressure status"; the
+#: demo's ``EMBEDDED_CONF`` gives queues room for it). Reported as :class:`StormHalted`, as a halt is.
 LOCAL_REASSIGNMENT_RACES = ("WorkerState.transferLocalBatch", "org.apache.storm.messaging.local.Context")
 
 
