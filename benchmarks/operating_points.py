@@ -3,7 +3,9 @@ runs.jsonl given (a campaign of benchmarks/storm_testbed.py at one --operating-p
 experiment: each placement's measured bolt throughput (mean, spread, runs) beside the model
 calibrated on even's runs and the bundled uncalibrated model, then the median error over the
 held-out placements, Kendall's tau-b, the regret of the recommendation and whether lns is within
-noise of every published scheduler. Points the analysis plan holds out of every fit are marked.
+noise of every published scheduler; beside them the testbed's own noise: the split-half tau (its
+even-numbered runs' ranking against its odd-numbered runs') and the tau ceiling (what a model
+that knew every placement's throughput would score against as many runs: on average and in 95 % of draws). Points the analysis plan holds out of every fit are marked.
 
     .venv/bin/python benchmarks/operating_points.py benchmarks/results/2026-11-27-operating-points/*/runs.jsonl
 """
@@ -37,12 +39,12 @@ def main() -> int:
                 print(f"{r.scheduler:22} {r.measured:10,.0f} {r.spread:8,.0f} {r.runs:2d} {r.predicted:11,.0f} {r.bound:>13} "
                       f"{r.uncalibrated:10,.0f}")
     print(f"\n{'operating point':18} {'experiment':24} {'error':>7} {'tau':>6} {'regret':>7} {'pass':>5}  {'lns':>4}  "
-          f"{'bundled error':>13} {'bundled tau':>11}  recommended")
+          f"{'bundled error':>13} {'bundled tau':>11} {'split-half':>10} {'ceiling':>7} {'p5':>6}  recommended")
     for s in table:
         lns = "-" if s.lns_ok is None else ("ok" if s.lns_ok else "no")
         print(f"{s.point + (' *' if s.point in HELD_OUT else ''):18} {s.experiment:24} {s.error:7.1%} {s.tau:+6.2f} "
               f"{s.regret:7.1%} {'yes' if passes(s) else 'no':>5}  {lns:>4}  {s.uncalibrated_error:13.1%} "
-              f"{s.uncalibrated_tau:+11.2f}  {s.recommended}" + (f" (lns behind {', '.join(s.lns_behind)})" if s.lns_behind else ""))
+              f"{s.uncalibrated_tau:+11.2f} {s.split_half_tau:+10.2f} {s.tau_ceiling:+7.2f} {s.tau_ceiling_p5:+6.2f}  {s.recommended}" + (f" (lns behind {', '.join(s.lns_behind)})" if s.lns_behind else ""))
     print("\n* held out of every fit (reported apart by the analysis plan)")
     return 0
 

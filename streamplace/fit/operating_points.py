@@ -12,7 +12,18 @@ Per operating point and experiment: the model is calibrated on the runs of ``eve
   schedulers and Storm's own, run by Nimbus; ``PLAN-ras-peers.md``), less twice the larger
   run-to-run spread (max - min) of the two.
 
-The bundled, uncalibrated model's error and tau are given beside them.
+The bundled, uncalibrated model's error and tau are given beside them, and two figures of the
+testbed's own noise, which bound what any model can score against two runs per placement:
+
+* **split-half tau:** Kendall's tau-b between the placements' means over their even-numbered runs
+  and over their odd-numbered runs (in record order): how well the testbed reproduces its own
+  ranking;
+* **tau ceiling:** the mean tau-b between the placements' measured means and those means
+  re-measured with the same number of runs, each run's log throughput drawn around its
+  placement's mean with the pooled within-placement variance (:func:`perfect_model_taus`): what
+  a model that knew every placement's throughput would score on average, and its 5th percentile.
+  It is optimistic: measured means spread further apart than the true ones, by the very noise it
+  draws.
 
 At a point whose sources ask for a fixed rate every placement sustains, :func:`score_latency`
 scores the mean end-to-end latency the same way (``PLAN-fixed-rate-latency.md``): calibrated on
@@ -71,6 +82,9 @@ class PointScore:
     lns_behind: tuple[str, ...]  # peers (PEERS) lns trails beyond noise
     uncalibrated_error: float
     uncalibrated_tau: float
+    split_half_tau: float        # the testbed against itself (module docstring)
+    tau_ceiling: float           # what a model knowing every placement's throughput scores on average
+    tau_ceiling_p5: float        # ... and in 95 % of draws at least (the plan's test of a model's tau)
 
 
 def _median_error(predicted: Sequence[float], measured: Sequence[float]) -> float:
@@ -81,6 +95,51 @@ def _median_error(predicted: Sequence[float], measured: Sequence[float]) -> floa
 def _tau(a: Sequence[float], b: Sequence[float]) -> float:
     from scipy.stats import kendalltau
     return float(kendalltau(a, b).statistic) if len(a) > 1 else math.nan
+
+
+def split_half_tau(runs: Sequence[Sequence[float]]) -> float:
+    """Kendall's tau-b between each placement's mean over its runs 0, 2, 4 ... and over its runs
+    1, 3, 5 ... (``runs``: per placement, its runs' figures in order); placements with one run
+    are left out; NaN with fewer than two placements left."""
+    halves = [(np.mean(r[0::2]), np.mean(r[1::2])) for r in runs if len(r) >= 2]
+    return _tau([a for a, _ in halves], [b for _, b in halves]) if len(halves) > 1 else math.nan
+
+
+def perfect_model_taus(runs: Sequence[Sequence[float]], draws: int = 4000, seed: int = 0,
+                       per_placement: int | None = None) -> np.ndarray:
+    """``draws`` Kendall tau-b scores, against the mean of as many runs, of a model that predicts
+    every placement's own mean: between the placements' mean log figures ``m`` and draws of
+    ``m_i + N(0, s2 / n_i)`` (``runs``: per placement, its runs' figures; ``n_i`` its runs, or
+    ``per_placement``: what that many runs would buy; ``s2`` the within-placement variance of the
+    log figures, pooled over placements with two or more runs). Logs: the testbed's noise grows
+    with the level (a run's spread is a share of its throughput). Empty with fewer than two
+    placements, no placement run twice or every mean alike; all 1.0 when no run differs from its
+    placement's mean."""
+    logs = [np.log(np.asarray(r, dtype=float)) for r in runs if len(r)]
+    dof = sum(len(x) - 1 for x in logs)
+    if len(logs) < 2 or dof == 0:
+        return np.empty(0)
+    s2 = sum(float(((x - x.mean()) ** 2).sum()) for x in logs) / dof
+    means = np.array([x.mean() for x in logs])
+    n = np.array([per_placement or len(x) for x in logs], dtype=float)
+    i, j = np.triu_indices(len(logs), k=1)
+    truth = np.sign(means[i] - means[j])
+    ties = float((truth == 0).sum())
+    if ties == len(i):
+        return np.empty(0)
+    drawn = means + np.random.default_rng(seed).standard_normal((draws, len(logs))) * np.sqrt(s2 / n)
+    seen = np.sign(drawn[:, i] - drawn[:, j])
+    tied = (seen == 0).sum(axis=1)
+    return (seen * truth).sum(axis=1) / np.sqrt((len(i) - ties) * (len(i) - tied))
+
+
+def tau_ceiling(runs: Sequence[Sequence[float]], quantile: float | None = None, **options) -> float:
+    """The mean (or ``quantile``) of :func:`perfect_model_taus` (``options`` are its own); NaN where
+    it draws nothing."""
+    taus = perfect_model_taus(runs, **options)
+    if not len(taus):
+        return math.nan
+    return float(taus.mean() if quantile is None else np.quantile(taus, quantile))
 
 
 def _calibrated(records: Sequence[dict], problem_of: Callable[[dict], Problem], model: CostModel):
@@ -123,10 +182,12 @@ def score(records: Sequence[dict], problem_of: Callable[[dict], Problem], model:
     lns = next((r for r in rows if r.scheduler == "lns"), None)
     behind = tuple(r.scheduler for r in rows if lns is not None and r.scheduler in PEERS
                    and lns.measured < r.measured - 2 * max(lns.spread, r.spread))
+    figures = [[r["bolt_throughput"] for r in by_scheduler[row.scheduler]] for row in rows]
     return PointScore(records[0]["operating_point"]["name"], records[0]["experiment"], tuple(rows), error,
                       _tau([r.predicted for r in rows], [r.measured for r in rows]), 1 - chosen.measured / best,
                       chosen.scheduler, None if lns is None else not behind, behind, base_error,
-                      _tau([r.uncalibrated for r in rows], [r.measured for r in rows]))
+                      _tau([r.uncalibrated for r in rows], [r.measured for r in rows]),
+                      split_half_tau(figures), tau_ceiling(figures), tau_ceiling(figures, quantile=0.05))
 
 
 def per_experiment(records: Sequence[dict], scorer: Callable = score,

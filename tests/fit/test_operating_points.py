@@ -73,3 +73,50 @@ def test_each_experiment_of_a_campaign_file_is_scored_on_its_own_runs():
     a, b = per_experiment(records, score_latency, lambda r: problem())
     assert (a.experiment, b.experiment) == ("a@c", "b@c")
     assert [r.measured for r in a.rows] == [12.0, 13.0] and [r.measured for r in b.rows] == [30.0, 31.0]
+
+
+# ---------------------------------------------------------------------------- the testbed's own noise
+
+
+def test_split_half_tau_ranks_even_numbered_runs_against_odd_numbered_ones():
+    """Halves (runs 0, 2 | runs 1, 3): A 10 | 20, B 15 | 12, C 30 | 40 and D (one run) left out.
+    A, B swap places between the halves, C stays on top: tau (2 - 1) / 3."""
+    from streamplace.fit.operating_points import split_half_tau
+    assert split_half_tau([[10, 20], [15, 12], [30, 40], [5]]) == pytest.approx(1 / 3)
+    assert split_half_tau([[1, 2, 3, 4], [3, 9, 3, 9]]) == pytest.approx(1.0)   # means 2 | 3 and 3 | 9
+    assert np.isnan(split_half_tau([[1, 2], [3]]))
+
+
+def test_a_perfect_model_of_two_placements_orders_them_as_the_normal_law_says():
+    """A's runs e^0 and e^0.2, B's e^0.3 and e^0.5: log means 0.1 and 0.4, pooled variance 0.02.
+    Means of two runs differ by 0.3 with sd sqrt(2 x 0.02 / 2) = 0.141, so they come out in
+    order with probability Phi(2.121) = 0.9831: mean tau 2 x 0.9831 - 1 = 0.966 (4,000 draws:
+    standard error 0.004). With eight runs each the sd halves: Phi(4.243), tau 1.000."""
+    from streamplace.fit.operating_points import perfect_model_taus, tau_ceiling
+    runs = [np.exp([0.0, 0.2]), np.exp([0.3, 0.5])]
+    assert tau_ceiling(runs) == pytest.approx(0.9661, abs=0.02)
+    assert tau_ceiling(runs, per_placement=8) == pytest.approx(1.0, abs=0.002)
+    taus = perfect_model_taus(runs)
+    assert set(np.unique(taus)) <= {-1.0, 1.0} and len(taus) == 4000
+    assert tau_ceiling(runs, quantile=0.05) == 1.0    # fewer than 5 % of the draws swap them
+
+
+def test_the_tau_ceiling_needs_noise_to_fall_and_runs_to_say_anything():
+    from streamplace.fit.operating_points import tau_ceiling
+    assert tau_ceiling([[5.0, 5.0], [7.0, 7.0], [6.0, 6.0]]) == 1.0        # no run differs from its mean
+    assert np.isnan(tau_ceiling([[5.0], [7.0]]))                           # no placement run twice
+    assert np.isnan(tau_ceiling([[5.0, 5.0], [5.0, 5.0]]))                 # every mean alike
+    noisy = [[100, 140], [110, 90], [120, 100], [95, 130]]
+    assert tau_ceiling(noisy, per_placement=2) < tau_ceiling(noisy, per_placement=6) < 1.0
+    assert tau_ceiling(noisy, quantile=0.05) < tau_ceiling(noisy)
+
+
+def test_a_point_score_carries_the_testbed_noise_of_its_runs():
+    """even 1,000 and 1,100 bolt tuples/s, split 1,200 and 1,050: the halves order them oppositely."""
+    from streamplace.fit.operating_points import score
+    def run(scheduler, placement, rep, value):
+        return {**record(scheduler, placement, 12.0, rep), "bolt_throughput": value}
+    s = score([run("even", ONE_WORKER, 0, 1000.0), run("split", SPLIT, 0, 1200.0),
+               run("even", ONE_WORKER, 1, 1100.0), run("split", SPLIT, 1, 1050.0)], lambda r: problem())
+    assert s.split_half_tau == pytest.approx(-1.0)
+    assert -1.0 < s.tau_ceiling < 1.0 and s.tau_ceiling_p5 <= s.tau_ceiling
