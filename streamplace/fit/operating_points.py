@@ -16,14 +16,14 @@ The bundled, uncalibrated model's error and tau are given beside them, and two f
 testbed's own noise, which bound what any model can score against two runs per placement:
 
 * **split-half tau:** Kendall's tau-b between the placements' means over their even-numbered runs
-  and over their odd-numbered runs (in record order): how well the testbed reproduces its own
+  and over their odd-numbered runs (in repetition order): how well the testbed reproduces its own
   ranking;
 * **tau ceiling:** the mean tau-b between the placements' measured means and those means
   re-measured with the same number of runs, each run's log throughput drawn around its
-  placement's mean with the pooled within-placement variance (:func:`perfect_model_taus`): what
-  a model that knew every placement's throughput would score on average, and its 5th percentile.
-  It is optimistic: measured means spread further apart than the true ones, by the very noise it
-  draws.
+  placement's mean with the run-to-run variance that can reorder placements
+  (:func:`perfect_model_taus`): what a model that knew every placement's throughput would score
+  on average, and its 5th percentile. An estimate: measured means spread further apart than the
+  true ones (by the very noise it draws), and the variance is one figure for all placements.
 
 At a point whose sources ask for a fixed rate every placement sustains, :func:`score_latency`
 scores the mean end-to-end latency the same way (``PLAN-fixed-rate-latency.md``): calibrated on
@@ -97,6 +97,14 @@ def _tau(a: Sequence[float], b: Sequence[float]) -> float:
     return float(kendalltau(a, b).statistic) if len(a) > 1 else math.nan
 
 
+def _by_repetition(runs: dict[str, list[dict]]) -> list[list[float]]:
+    """Each placement's bolt throughput per run, in repetition order (``rep``) where every
+    placement ran in the same repetitions, else in record order."""
+    reps = {tuple(sorted(r.get("rep", -1) for r in rs)) for rs in runs.values()}
+    ordered = len(reps) == 1 and -1 not in next(iter(reps))
+    return [[r["bolt_throughput"] for r in (sorted(rs, key=lambda r: r["rep"]) if ordered else rs)] for rs in runs.values()]
+
+
 def split_half_tau(runs: Sequence[Sequence[float]]) -> float:
     """Kendall's tau-b between each placement's mean over its runs 0, 2, 4 ... and over its runs
     1, 3, 5 ... (``runs``: per placement, its runs' figures in order); placements with one run
@@ -110,16 +118,28 @@ def perfect_model_taus(runs: Sequence[Sequence[float]], draws: int = 4000, seed:
     """``draws`` Kendall tau-b scores, against the mean of as many runs, of a model that predicts
     every placement's own mean: between the placements' mean log figures ``m`` and draws of
     ``m_i + N(0, s2 / n_i)`` (``runs``: per placement, its runs' figures; ``n_i`` its runs, or
-    ``per_placement``: what that many runs would buy; ``s2`` the within-placement variance of the
-    log figures, pooled over placements with two or more runs). Logs: the testbed's noise grows
-    with the level (a run's spread is a share of its throughput). Empty with fewer than two
-    placements, no placement run twice or every mean alike; all 1.0 when no run differs from its
-    placement's mean."""
+    ``per_placement``: what that many runs would buy). Logs: the testbed's noise grows with the
+    level (a run's spread is a share of its throughput).
+
+    ``s2`` is the run-to-run variance that can reorder placements. Where every placement ran once
+    in each of the same repetitions (``runs[i][k]``: placement ``i`` in repetition ``k``, as the
+    campaigns interleave them), it is the residual variance of the additive model placement +
+    repetition: a drift that moves every placement of one repetition alike (the machine's state)
+    changes no ranking of means, so it is left out. Otherwise the within-placement variance pooled
+    over placements with two or more runs. Empty with fewer than two placements, no placement run
+    twice or every mean alike; all 1.0 when no run differs from its placement's mean."""
     logs = [np.log(np.asarray(r, dtype=float)) for r in runs if len(r)]
-    dof = sum(len(x) - 1 for x in logs)
-    if len(logs) < 2 or dof == 0:
+    if len(logs) < 2:
         return np.empty(0)
-    s2 = sum(float(((x - x.mean()) ** 2).sum()) for x in logs) / dof
+    if len({len(x) for x in logs}) == 1 and len(logs[0]) > 1:
+        table = np.array(logs)
+        resid = table - table.mean(axis=1, keepdims=True) - table.mean(axis=0, keepdims=True) + table.mean()
+        s2 = float((resid ** 2).sum()) / ((table.shape[0] - 1) * (table.shape[1] - 1))
+    else:
+        dof = sum(len(x) - 1 for x in logs)
+        if dof == 0:
+            return np.empty(0)
+        s2 = sum(float(((x - x.mean()) ** 2).sum()) for x in logs) / dof
     means = np.array([x.mean() for x in logs])
     n = np.array([per_placement or len(x) for x in logs], dtype=float)
     i, j = np.triu_indices(len(logs), k=1)
@@ -182,7 +202,7 @@ def score(records: Sequence[dict], problem_of: Callable[[dict], Problem], model:
     lns = next((r for r in rows if r.scheduler == "lns"), None)
     behind = tuple(r.scheduler for r in rows if lns is not None and r.scheduler in PEERS
                    and lns.measured < r.measured - 2 * max(lns.spread, r.spread))
-    figures = [[r["bolt_throughput"] for r in by_scheduler[row.scheduler]] for row in rows]
+    figures = _by_repetition({row.scheduler: by_scheduler[row.scheduler] for row in rows})
     return PointScore(records[0]["operating_point"]["name"], records[0]["experiment"], tuple(rows), error,
                       _tau([r.predicted for r in rows], [r.measured for r in rows]), 1 - chosen.measured / best,
                       chosen.scheduler, None if lns is None else not behind, behind, base_error,

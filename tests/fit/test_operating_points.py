@@ -88,17 +88,28 @@ def test_split_half_tau_ranks_even_numbered_runs_against_odd_numbered_ones():
 
 
 def test_a_perfect_model_of_two_placements_orders_them_as_the_normal_law_says():
-    """A's runs e^0 and e^0.2, B's e^0.3 and e^0.5: log means 0.1 and 0.4, pooled variance 0.02.
-    Means of two runs differ by 0.3 with sd sqrt(2 x 0.02 / 2) = 0.141, so they come out in
-    order with probability Phi(2.121) = 0.9831: mean tau 2 x 0.9831 - 1 = 0.966 (4,000 draws:
-    standard error 0.004). With eight runs each the sd halves: Phi(4.243), tau 1.000."""
+    """A's two repetitions e^0 and e^0.2, B's e^0.5 and e^0.3: log means 0.1 and 0.4; both
+    repetitions average 0.25, so the residuals of placement + repetition are -0.1, +0.1, +0.1,
+    -0.1: variance 0.04 on one degree of freedom. Means of two runs differ by 0.3 with sd
+    sqrt(2 x 0.04 / 2) = 0.2, so they come out in order with probability Phi(1.5) = 0.9332: mean
+    tau 2 x 0.9332 - 1 = 0.866 (4,000 draws: standard error 0.008). With eight runs each the sd
+    halves: Phi(3) = 0.99865, tau 0.9973."""
     from streamplace.fit.operating_points import perfect_model_taus, tau_ceiling
-    runs = [np.exp([0.0, 0.2]), np.exp([0.3, 0.5])]
-    assert tau_ceiling(runs) == pytest.approx(0.9661, abs=0.02)
-    assert tau_ceiling(runs, per_placement=8) == pytest.approx(1.0, abs=0.002)
+    runs = [np.exp([0.0, 0.2]), np.exp([0.5, 0.3])]
+    assert tau_ceiling(runs) == pytest.approx(0.8664, abs=0.03)
+    assert tau_ceiling(runs, per_placement=8) == pytest.approx(0.9973, abs=0.004)
     taus = perfect_model_taus(runs)
-    assert set(np.unique(taus)) <= {-1.0, 1.0} and len(taus) == 4000
-    assert tau_ceiling(runs, quantile=0.05) == 1.0    # fewer than 5 % of the draws swap them
+    assert set(np.unique(taus)) == {-1.0, 1.0} and len(taus) == 4000
+    assert tau_ceiling(runs, quantile=0.05) == -1.0    # about 7 % of the draws swap them
+
+
+def test_a_drift_that_moves_a_whole_repetition_reorders_nothing():
+    """Every placement ran twice and the second repetition doubled them all: B stays 1.5 x A and C
+    2 x A, so the means keep their order in every draw. Pooled within placements (B given a third
+    run, so the repetitions no longer line up) the same doubling reads as noise."""
+    from streamplace.fit.operating_points import tau_ceiling
+    assert tau_ceiling([[100, 200], [150, 300], [200, 400]]) == 1.0
+    assert tau_ceiling([[100, 200], [150, 300, 150], [200, 400]]) < 0.9
 
 
 def test_the_tau_ceiling_needs_noise_to_fall_and_runs_to_say_anything():
@@ -106,7 +117,7 @@ def test_the_tau_ceiling_needs_noise_to_fall_and_runs_to_say_anything():
     assert tau_ceiling([[5.0, 5.0], [7.0, 7.0], [6.0, 6.0]]) == 1.0        # no run differs from its mean
     assert np.isnan(tau_ceiling([[5.0], [7.0]]))                           # no placement run twice
     assert np.isnan(tau_ceiling([[5.0, 5.0], [5.0, 5.0]]))                 # every mean alike
-    noisy = [[100, 140], [110, 90], [120, 100], [95, 130]]
+    noisy = [[100, 140], [110, 90], [120, 100], [95, 130]]   # placements that swap places between repetitions
     assert tau_ceiling(noisy, per_placement=2) < tau_ceiling(noisy, per_placement=6) < 1.0
     assert tau_ceiling(noisy, quantile=0.05) < tau_ceiling(noisy)
 
