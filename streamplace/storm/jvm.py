@@ -28,6 +28,9 @@ MIN_JAVA = 17
 REPO_STORM = Path(__file__).resolve().parents[2] / "storm"
 HARNESS_JAR = "streamplace-storm-harness.jar"
 PLUGIN_JAR = "streamplace-storm-plugin.jar"
+#: the runners' class-data-sharing archive, beside the jars: the build dumps the classes listed in
+#: ``storm/conf/cds/runner.classlist`` with the runners' class path (:func:`classpath`)
+RUNNER_ARCHIVE = "runner.jsa"
 
 
 def module_dir() -> Path:
@@ -68,6 +71,13 @@ def classpath() -> str:
         raise StormError(f"the Storm module is not built ({cp} missing): run `make storm` (Maven), "
                          f"or set {HOME_ENV} to a directory with {HARNESS_JAR}, {PLUGIN_JAR} and classpath.txt")
     return f"{harness}{os.pathsep}{cp.read_text().strip()}"
+
+
+def archive_opts(archive: Path) -> list[str]:
+    """``-XX:SharedArchiveFile`` for the class-data-sharing archive ``archive``, where it exists:
+    the JVM maps the classes it holds instead of reading, parsing and verifying them again. A JVM
+    whose class path or jars no longer match the archive ignores it and starts as without it."""
+    return [f"-XX:SharedArchiveFile={archive}"] if archive.is_file() else []
 
 
 def log_config() -> Path:

@@ -102,6 +102,9 @@ class RunSettings:
     monitor_via: str = "files"
     #: Storm's scheduler for a job without a plan (the plugin's fallback): one of STORM_SCHEDULERS
     storm_scheduler: str = "even"
+    #: more options for the runner's JVM (embedded: the one JVM Storm runs in), after streamplace's
+    #: own: e.g. ``-XX:DumpLoadedClassList`` (``storm/conf/cds/regenerate.py``)
+    runner_jvm_opts: tuple[str, ...] = ()
 
     def __post_init__(self):
         for name in ("duration_s", "warmup_s", "window_s"):
@@ -266,8 +269,10 @@ def _drive(java, cp, runner, document, settings, jobs, work_dir, on_event, bed) 
     jobfile.write(job_file, document)   # checked against the schema the runner checks it with
     # embedded: the C1 compiler only, as the testbed's workers run (worker_childopts): the one JVM
     # starts a LocalCluster and dozens of in-process workers; measured on the plans-on-Storm test
-    # (10 schedulers' plans, 5 groups), 50 CPU s against 65 with C2 for the same wall time
+    # (10 schedulers' plans, 5 groups), 50 CPU s against 65 with C2 for the same wall time. Both
+    # runners map the runners' class archive (jvm.RUNNER_ARCHIVE)
     cmd = [java, f"-Xmx{settings.heap_mb}m", "-XX:+UseSerialGC", *([] if bed else ["-XX:TieredStopAtLevel=1"]),
+           *jvm.archive_opts(jvm.module_dir() / jvm.RUNNER_ARCHIVE), *settings.runner_jvm_opts,
            f"-Djava.io.tmpdir={work_dir / 'tmp'}",
            f"-Dstreamplace.log.file={work_dir / 'storm.log'}", f"-Dlog4j.configurationFile={jvm.log_config()}",
            *([f"-Dstorm.jar={document['storm_jar']}", "-Djava.net.preferIPv4Stack=true"] if bed else []),

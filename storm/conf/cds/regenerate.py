@@ -1,15 +1,17 @@
 """Regenerate the class lists the build dumps its class-data-sharing archives from.
 
-    sudo .venv/bin/python storm/conf/cds/regenerate.py
+    sudo .venv/bin/python storm/conf/cds/regenerate.py            # all three lists
+    .venv/bin/python storm/conf/cds/regenerate.py --runner-only   # runner.classlist, without root
 
-Runs trending-topics on 2 high + 2 low on the testbed, its tasks spread by Storm's even
-scheduler over 2 workers on different nodes (so tuples cross workers: the transfer and
-serialisation classes load), for 10 s after 10 s of warm-up, with every JVM listing the classes it
-loads (``-XX:DumpLoadedClassList``, class-data sharing off so that nothing is left out). Writes
-``worker.classlist`` (the classes of both workers) and ``daemons.classlist`` (ZooKeeper's,
-Nimbus' and every supervisor's) beside this file, each in the order the JVMs first loaded them,
-without repeats. Then ``make storm`` dumps the archives again. Needs what the testbed needs
-(root, network namespaces, the cgroup cpu controller) and the built module.
+Runs trending-topics on 2 high + 2 low, its tasks spread by Storm's even scheduler over 2 workers
+on different nodes (so tuples cross workers: the transfer and serialisation classes load), for 10
+s after 10 s of warm-up, with every JVM listing the classes it loads (``-XX:DumpLoadedClassList``,
+class-data sharing off so that nothing is left out): once on embedded Storm, once on the testbed.
+Writes, beside this file, each in the order the JVMs first loaded them, without repeats:
+``runner.classlist`` (the embedded runner's: Storm in one JVM), ``worker.classlist`` (the
+classes of both testbed workers) and ``daemons.classlist`` (ZooKeeper's, Nimbus' and every
+supervisor's). Then ``make storm`` dumps the archives again. The testbed run needs what the
+testbed needs (root, network namespaces, the cgroup cpu controller); both need the built module.
 """
 
 from __future__ import annotations
@@ -19,10 +21,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from streamplace.campaign.testbed import problems, saturated_job
+from streamplace.campaign.testbed import saturated_job
+from streamplace.fit.runs import problems
 from streamplace.schedulers import make_scheduler
 from streamplace.storm import StormError
-from streamplace.storm.run import RunSettings, run_jobs
+from streamplace.storm.plans import workers_of
+from streamplace.storm.run import Job, RunSettings, run_jobs
 from streamplace.model.specs import atomic_write_text
 from streamplace.storm.testbed import TestbedSettings, worker_childopts
 
@@ -41,31 +45,51 @@ def merged(files: list[Path]) -> str:
         "\n".join(seen) + "\n"
 
 
-def main() -> int:
+def listing(path: str) -> tuple[str, ...]:
+    """The options that make a JVM list the classes it loads into ``path``, all of them."""
+    return ("-Xshare:off", f"-XX:DumpLoadedClassList={path}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    runner_only = "--runner-only" in (sys.argv[1:] if argv is None else argv)
     problem = problems()[EXPERIMENT]
     placement = make_scheduler("even", {"workers": 2}).schedule(problem).placement
+    job = saturated_job("classes", problem.topology, placement, 10.0)
+    # embedded at the topology's own rates: saturated spouts with the campaign's small queues end
+    # embedded Storm ("Local Server connection should not send BackPressure status",
+    # messaging.local.Context)
+    at_own_rates = Job("classes", problem.topology, placement, workers_of(placement), monitor=True, duration_s=10.0)
     with tempfile.TemporaryDirectory(prefix="streamplace-cds-") as tmp:
         work = Path(tmp)
-        job = saturated_job("classes", problem.topology, placement, 10.0)
-        testbed = TestbedSettings(daemon_jvm_opts=("-Xshare:off", f"-XX:DumpLoadedClassList={work}/daemon-{{name}}.classlist"))
-        # the testbed's worker options, archive switched off by the later -Xshare:off; Storm fills in %WORKER-ID%
-        opts = f"{worker_childopts(testbed.worker_heap_mb)} -Xshare:off -XX:DumpLoadedClassList={work}/worker-%WORKER-ID%.classlist"
-        job = dataclasses.replace(job, conf={**job.conf, "topology.worker.childopts": opts})
-        settings = RunSettings(mode="cluster", warmup_s=10.0, duration_s=10.0, window_s=5.0, testbed=testbed)
-        try:
-            run_jobs(problem.cluster, [job], settings, work / "run", monitor_dir=work / "monitor")
-        except StormError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+        embedded = RunSettings(warmup_s=10.0, duration_s=10.0, window_s=5.0,
+                               runner_jvm_opts=listing(f"{work}/runner-embedded.classlist"))
+        runs = [("embedded", [at_own_rates], embedded)]
+        if not runner_only:
+            testbed = TestbedSettings(daemon_jvm_opts=listing(f"{work}/daemon-{{name}}.classlist"))
+            # the testbed's worker options, archive switched off by the later -Xshare:off; Storm fills in %WORKER-ID%
+            opts = f"{worker_childopts(testbed.worker_heap_mb)} {' '.join(listing(f'{work}/worker-%WORKER-ID%.classlist'))}"
+            settings = dataclasses.replace(embedded, mode="cluster", testbed=testbed, runner_jvm_opts=())
+            runs.append(("testbed", [dataclasses.replace(job, conf={**job.conf, "topology.worker.childopts": opts})], settings))
+        for name, jobs, settings in runs:
+            try:
+                run_jobs(problem.cluster, jobs, settings, work / name, monitor_dir=work / f"monitor-{name}")
+            except StormError as exc:
+                print(f"error: {name} run: {exc}", file=sys.stderr)
+                return 2
+        runner = work / "runner-embedded.classlist"
         workers, daemons = sorted(work.glob("worker-*.classlist")), sorted(work.glob("daemon-*.classlist"))
-        if len(workers) != 2 or not daemons:
-            print(f"error: expected the lists of 2 workers and of the daemons, found {len(workers)} and {len(daemons)}",
-                  file=sys.stderr)
+        if not runner.is_file() or (not runner_only and (len(workers) != 2 or not daemons)):
+            print(f"error: expected the lists of the runner, 2 workers and the daemons, found {int(runner.is_file())}, "
+                  f"{len(workers)} and {len(daemons)}", file=sys.stderr)
             return 2
-        atomic_write_text(HERE / "worker.classlist", merged(workers))
-        atomic_write_text(HERE / "daemons.classlist", merged(daemons))
-    print(f"wrote {HERE / 'worker.classlist'} ({len(workers)} workers) and {HERE / 'daemons.classlist'} "
-          f"({', '.join(d.stem.removeprefix('daemon-') for d in daemons)}); run `make storm` to dump the archives")
+        atomic_write_text(HERE / "runner.classlist", merged([runner]))
+        wrote = [f"{HERE / 'runner.classlist'}"]
+        if not runner_only:
+            atomic_write_text(HERE / "worker.classlist", merged(workers))
+            atomic_write_text(HERE / "daemons.classlist", merged(daemons))
+            wrote += [f"{HERE / 'worker.classlist'} ({len(workers)} workers)",
+                      f"{HERE / 'daemons.classlist'} ({', '.join(d.stem.removeprefix('daemon-') for d in daemons)})"]
+    print(f"wrote {', '.join(wrote)}; run `make storm` to dump the archives")
     return 0
 
 

@@ -142,13 +142,10 @@ DAEMON_ARCHIVE = "daemons.jsa"
 
 
 def archive_opts(name: str) -> list[str]:
-    """``-XX:SharedArchiveFile`` for the class-data-sharing archive ``name`` the build dumps into
-    ``storm-home`` (:data:`WORKER_ARCHIVE` of the classes in ``storm/conf/cds/worker.classlist``,
-    :data:`DAEMON_ARCHIVE` of ``daemons.classlist``), where it exists: the JVM maps those classes
-    instead of reading, parsing and verifying them again. A JVM whose class path or jars no
-    longer match the archive ignores it and starts as without it."""
-    archive = jvm.module_dir() / "storm-home" / name
-    return [f"-XX:SharedArchiveFile={archive}"] if archive.is_file() else []
+    """:func:`~..jvm.archive_opts` for the archive ``name`` the build dumps into ``storm-home``:
+    :data:`WORKER_ARCHIVE` of the classes in ``storm/conf/cds/worker.classlist``,
+    :data:`DAEMON_ARCHIVE` of ``daemons.classlist``."""
+    return jvm.archive_opts(jvm.module_dir() / "storm-home" / name)
 
 
 def worker_childopts(heap_mb: int) -> str:
