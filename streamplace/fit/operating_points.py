@@ -13,7 +13,8 @@ Per operating point and experiment: the model is calibrated on the runs of ``eve
   run-to-run spread (max - min) of the two.
 
 The bundled, uncalibrated model's error and tau are given beside them, and two figures of the
-testbed's own noise, which bound what any model can score against two runs per placement:
+testbed's own noise, which say how well its runs can rank the placements at all
+(``benchmarks/results/PLAN-more-runs.md``):
 
 * **split-half tau:** Kendall's tau-b between the placements' means over their even-numbered runs
   and over their odd-numbered runs (in repetition order): how well the testbed reproduces its own

@@ -25,3 +25,21 @@ def test_the_runners_map_their_classes_from_the_built_archive(storm_ready, tmp_p
     cp = jvm.classpath().split(os.pathsep)
     assert class_source(opts, cp, "org.streamplace.storm.LocalRunner", tmp_path) == "shared objects file"
     assert class_source([], cp, "org.streamplace.storm.LocalRunner", tmp_path).endswith(".jar")   # without it
+
+
+def test_the_jdks_archive_given_last_replaces_the_runners(storm_ready, tmp_path):
+    """benchmarks/runner_archive.py compares the runners' archive with the JDK's own by giving the
+    runner JVM a second ``-XX:SharedArchiveFile``: the last one is the one Java maps."""
+    import importlib.util
+    from pathlib import Path
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "runner_archive.py"
+    spec = importlib.util.spec_from_file_location("runner_archive", script)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    jdk = bench.jdk_archive()
+    assert jdk.is_file(), jdk
+    runners = jvm.archive_opts(jvm.module_dir() / jvm.RUNNER_ARCHIVE)
+    cp = jvm.classpath().split(os.pathsep)
+    main = "org.streamplace.storm.LocalRunner"
+    assert class_source(runners, cp, main, tmp_path) == "shared objects file"
+    assert class_source([*runners, f"-XX:SharedArchiveFile={jdk}"], cp, main, tmp_path).endswith(".jar")
