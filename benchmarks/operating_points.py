@@ -5,7 +5,8 @@ calibrated on even's runs and the bundled uncalibrated model, then the median er
 held-out placements, Kendall's tau-b, the regret of the recommendation and whether lns is within
 noise of every published scheduler; beside them the testbed's own noise: the split-half tau (its
 even-numbered runs' ranking against its odd-numbered runs') and the tau ceiling (what a model
-that knew every placement's throughput would score against as many runs: on average and in 95 % of draws). Points the analysis plan holds out of every fit are marked.
+that knew every placement's throughput would score against as many runs: on average and in 95 %
+of draws). Points the analysis plan holds out of every fit are marked.
 
     .venv/bin/python benchmarks/operating_points.py benchmarks/results/2026-11-27-operating-points/*/runs.jsonl
 """
@@ -44,7 +45,8 @@ def main() -> int:
         lns = "-" if s.lns_ok is None else ("ok" if s.lns_ok else "no")
         print(f"{s.point + (' *' if s.point in HELD_OUT else ''):18} {s.experiment:24} {s.error:7.1%} {s.tau:+6.2f} "
               f"{s.regret:7.1%} {'yes' if passes(s) else 'no':>5}  {lns:>4}  {s.uncalibrated_error:13.1%} "
-              f"{s.uncalibrated_tau:+11.2f} {s.split_half_tau:+10.2f} {s.tau_ceiling:+7.2f} {s.tau_ceiling_p5:+6.2f}  {s.recommended}" + (f" (lns behind {', '.join(s.lns_behind)})" if s.lns_behind else ""))
+              f"{s.uncalibrated_tau:+11.2f} {s.split_half_tau:+10.2f} {s.tau_ceiling:+7.2f} {s.tau_ceiling_p5:+6.2f}  "
+              f"{s.recommended}" + (f" (lns behind {', '.join(s.lns_behind)})" if s.lns_behind else ""))
     print("\n* held out of every fit (reported apart by the analysis plan)")
     return 0
 

@@ -33,14 +33,18 @@ def jdk_archive() -> Path:
     return home / "lib" / "server" / "classes.jsa"
 
 
-def one_run(runner_opts: tuple[str, ...]) -> tuple[float, float]:
-    """(CPU s, wall s) of one place-only job; ``runner_opts`` come after the runners' own options,
-    so a second ``-XX:SharedArchiveFile`` replaces the runners' archive."""
-    app = application("page-view")   # [LF]'s page-view count (16 tasks) on its five nodes, two slots each
+def place_only_job() -> tuple[Cluster, Job]:
+    """[LF]'s page-view count (16 tasks) on its five nodes, two slots each, placed by even: a job
+    Storm assigns and the runner kills without measuring."""
+    app = application("page-view")
     topo, cluster = app.topology, Cluster.build("app", [dataclasses.replace(n, slots=2) for n in app.cluster().nodes])
-    problem = Problem.from_topology(topo, cluster)
-    placement = make_scheduler("even", {}).schedule(problem).placement
-    job = Job("place", topo, None, workers_of(placement), plan=plan_document(topo, cluster, placement))
+    placement = make_scheduler("even", {}).schedule(Problem.from_topology(topo, cluster)).placement
+    return cluster, Job("place", topo, None, workers_of(placement), plan=plan_document(topo, cluster, placement))
+
+
+def one_run(cluster: Cluster, job: Job, runner_opts: tuple[str, ...]) -> tuple[float, float]:
+    """(CPU s, wall s) of one run of ``job``; ``runner_opts`` come after the runners' own options,
+    so a second ``-XX:SharedArchiveFile`` replaces the runners' archive."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="streamplace-runner-archive-") as work:
@@ -59,9 +63,10 @@ def main() -> int:
         return 2
     variants = {"runners' archive": (), "JDK's archive": (f"-XX:SharedArchiveFile={jdk_archive()}",)}
     figures: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
+    cluster, job = place_only_job()
     for i in range(args.pairs):
         for name, opts in variants.items():
-            cpu, wall = one_run(opts)
+            cpu, wall = one_run(cluster, job, opts)
             figures[name].append((cpu, wall))
             print(f"pair {i + 1}: {name:16} {cpu:5.2f} CPU s {wall:5.2f} s", flush=True)
     for name, runs in figures.items():

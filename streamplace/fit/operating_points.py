@@ -157,7 +157,10 @@ def perfect_model_taus(runs: Sequence[Sequence[float]], draws: int = 4000, seed:
 def tau_ceiling(runs: Sequence[Sequence[float]], quantile: float | None = None, **options) -> float:
     """The mean (or ``quantile``) of :func:`perfect_model_taus` (``options`` are its own); NaN where
     it draws nothing."""
-    taus = perfect_model_taus(runs, **options)
+    return _summary(perfect_model_taus(runs, **options), quantile)
+
+
+def _summary(taus: np.ndarray, quantile: float | None = None) -> float:
     if not len(taus):
         return math.nan
     return float(taus.mean() if quantile is None else np.quantile(taus, quantile))
@@ -204,11 +207,12 @@ def score(records: Sequence[dict], problem_of: Callable[[dict], Problem], model:
     behind = tuple(r.scheduler for r in rows if lns is not None and r.scheduler in PEERS
                    and lns.measured < r.measured - 2 * max(lns.spread, r.spread))
     figures = _by_repetition({row.scheduler: by_scheduler[row.scheduler] for row in rows})
+    taus = perfect_model_taus(figures)   # drawn once for the mean and the 5th percentile
     return PointScore(records[0]["operating_point"]["name"], records[0]["experiment"], tuple(rows), error,
                       _tau([r.predicted for r in rows], [r.measured for r in rows]), 1 - chosen.measured / best,
                       chosen.scheduler, None if lns is None else not behind, behind, base_error,
                       _tau([r.uncalibrated for r in rows], [r.measured for r in rows]),
-                      split_half_tau(figures), tau_ceiling(figures), tau_ceiling(figures, quantile=0.05))
+                      split_half_tau(figures), _summary(taus), _summary(taus, 0.05))
 
 
 def per_experiment(records: Sequence[dict], scorer: Callable = score,
