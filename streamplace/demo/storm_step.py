@@ -95,11 +95,15 @@ def step_point(mode: str, settings: RunSettings) -> OperatingPoint:
 
 
 def run_storm_step(records: Sequence[ResultRecord], out_dir: Path, problem_from_files, *, model: CostModel | None = None,
-                   log=print) -> dict:
+                   log=print, warmup_s: float | None = None, measure_s: float | None = None) -> dict:
     """Runs Storm's even placement of the instance :func:`instance_to_run` picks, calibrates the
     model on that run, then runs the placement the calibrated model recommends among the
-    instance's placements within capacity; writes and returns ``DIR/storm/run.json``."""
+    instance's placements within capacity; writes and returns ``DIR/storm/run.json``. Each job
+    has ``warmup_s`` of warm-up and ``measure_s`` measured (default :data:`WARMUP_S`,
+    :data:`MEASURE_S`)."""
     model = model or CostModel()
+    warmup_s = WARMUP_S if warmup_s is None else warmup_s
+    measure_s = MEASURE_S if measure_s is None else measure_s
     first, best = instance_to_run(records)
     problem = problem_from_files(out_dir, best.extra)
     mode, why = testbed_or_reason()
@@ -109,7 +113,7 @@ def run_storm_step(records: Sequence[ResultRecord], out_dir: Path, problem_from_
     if why:
         log(f"storm: {why}; running embedded Storm instead (functional, not a "
             "performance measurement)")
-    settings = RunSettings(mode=mode, warmup_s=WARMUP_S, duration_s=MEASURE_S, window_s=WINDOW_S)
+    settings = RunSettings(mode=mode, warmup_s=warmup_s, duration_s=measure_s, window_s=WINDOW_S)
     bed = settings.testbed
     point = step_point(mode, settings)
     work = out_dir / "storm" / "work"
@@ -124,8 +128,8 @@ def run_storm_step(records: Sequence[ResultRecord], out_dir: Path, problem_from_
 
         def run(name: str, placement) -> dict:
             job_name = f"{first['workload']}-{name}"
-            job = (saturated_job(job_name, problem.topology, placement, MEASURE_S) if mode == "cluster" else
-                   Job(job_name, problem.topology, placement, workers_of(placement), monitor=True, duration_s=MEASURE_S))
+            job = (saturated_job(job_name, problem.topology, placement, measure_s) if mode == "cluster" else
+                   Job(job_name, problem.topology, placement, workers_of(placement), monitor=True, duration_s=measure_s))
             result = run_jobs(problem.cluster, [job], settings, work / name, monitor_dir=work / name / "monitor",
                               on_event=lambda e: e.get("event") == "result" and log(f"storm: measured {e['job']}"),
                               testbed=testbed)[job_name]
@@ -146,7 +150,7 @@ def run_storm_step(records: Sequence[ResultRecord], out_dir: Path, problem_from_
     for rec, predicted_by in ((baseline, calibrated.predict(even)), (chosen, prediction)):
         rec.update(calibrated_throughput=predicted_by.throughput, calibrated_bound=predicted_by.bound)
     out = {"workload": first["workload"], "cluster": first["cluster"], "mode": mode, "why_not_testbed": why or None,
-           "warmup_s": WARMUP_S, "measured_s": MEASURE_S, "wall_s": round(time.monotonic() - began, 1),
+           "warmup_s": warmup_s, "measured_s": measure_s, "wall_s": round(time.monotonic() - began, 1),
            "operating_point": point.document(), "calibrated_on": default, "jobs": [chosen, baseline]}
     atomic_write_text(out_dir / "storm" / "run.json", json.dumps(out, indent=1) + "\n")
     shutil.rmtree(work, ignore_errors=True)
