@@ -59,6 +59,9 @@ def test_task_ids_with_ackers_follow_storms_numbering(runs):
     assert [(w["node"], w["worker"]) for _, w in sorted(r["system_executors"].items())] == workers[:2]
     # submitted inactive (placement only): Storm's spouts never emitted, so no tuple tree was acked or failed
     assert (r["spout_acked"], r["spout_failed"]) == (0, 0)
+    # the acker counts Nimbus stored, reported with each job's settings (a calibration reads them)
+    assert r["topology_conf"]["topology.acker.executors"] == 2
+    assert results["unplanned"]["topology_conf"] == {"topology.acker.executors": 0}
 
 
 def test_without_ackers_ids_follow_storms_numbering_too(runs):
@@ -137,9 +140,9 @@ def test_run_json_reports_the_plan_applied_and_measured_figures(measured):
     # the model on the placement Storm ran: tuples cross nodes, so it predicts bytes between them
     assert run["predicted_throughput"] > 0 and run["predicted_inter_node_bytes_per_s"] > 0
     assert "measured_inter_node_bytes" not in run   # embedded Storm has no wire to count on
-    # --storm-conf reached the topology: Nimbus reports the setting as given
-    assert run["topology_conf"] == {"topology.bolt.wait.progressive.level3.sleep.millis": 2}
-    assert run["settings"]["storm_conf"] == run["topology_conf"]
+    # --storm-conf reached the topology: Nimbus reports the setting as given, and the ackers it ran
+    assert run["topology_conf"] == {"topology.bolt.wait.progressive.level3.sleep.millis": 2, "topology.acker.executors": 2}
+    assert run["operating_point"]["ackers"] == 2
 
 
 def test_the_monitor_counts_every_spout_tree_storm_completes(measured):
@@ -235,7 +238,7 @@ def test_a_source_emits_selectivity_tuples_per_record_it_reads(storm_ready, tmp_
     assert spouts["cpu_seconds"].sum() / spouts["executed"].sum() >= 0.8 * 2 * 2e-4
     # the run directory calibrates the model: the source keeps its declared cost, the sink (none
     # declared) gets its measured one; no capacity factor, since the sources emitted what they
-    # asked (neither bound showed)
+    # asked (neither bound showed), but the latency at that rate; acking off, as Nimbus ran it
     import streamplace as sp
     model = sp.calibrate(p, tmp_path / "run")
     src, out = model.problem.topology.operators
@@ -243,5 +246,7 @@ def test_a_source_emits_selectivity_tuples_per_record_it_reads(storm_ready, tmp_
     assert src.cpu_per_tuple == 2e-4
     assert out.cpu_per_tuple == pytest.approx(max(0.0, sinks["cpu_seconds"].sum() / sinks["executed"].sum()
                                                   - sp.CostModel().task_cpu_per_tuple), rel=0.05)
-    assert model.capacity_factor == 1.0 and model.round_trip_residual_s == 0.0 and "only the costs" in model.describe()
+    assert model.run.point.ackers == 0 and model.describe().startswith("acking off;")
+    assert model.capacity_factor == 1.0 and model.round_trip_residual_s == 0.0
+    assert "the costs are calibrated and the latency at that rate" in model.describe()
     assert model.summary(p, placement)["throughput"] > 0

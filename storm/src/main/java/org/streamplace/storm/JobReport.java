@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import org.apache.storm.Config;
 import org.apache.storm.generated.ExecutorSummary;
 import org.apache.storm.generated.TopologyInfo;
 import org.apache.storm.utils.Utils;
@@ -65,6 +66,10 @@ final class JobReport {
                 conf.put(key, stored.get(key));
             }
         }
+        // and the acker count, which the job sets through Config.setNumAckers rather than its own
+        // settings: without it a reader takes Storm's default, one per worker (Nimbus stores the
+        // count it used, Nimbus.submitTopologyWithOpts)
+        conf.put(Config.TOPOLOGY_ACKER_EXECUTORS, stored.get(Config.TOPOLOGY_ACKER_EXECUTORS));
         out.put("topology_conf", conf);
         out.putAll(spoutTotals(info));
         out.put("measure_start", window.startMs() / 1000.0);
