@@ -543,15 +543,18 @@ def _cost_model(model: CostModel | str | os.PathLike | None) -> CostModel | None
 
 
 def run_demo(out_dir: str | os.PathLike, *, quick: bool = False, time_limit: float = 10.0, console=None,
-             master: str | None = None, model: CostModel | str | os.PathLike | None = None):
+             master: str | None = None, model: CostModel | str | os.PathLike | None = None,
+             calibrate: str | os.PathLike | None = None):
     """The main job: applications generated, replayed and profiled on Spark, scheduled by every
     scheduler, plus the micro-benchmarks; the report in ``out_dir``. ``model``: a cost model or
-    its file (default: the bundled one)."""
+    its file (default: the bundled one). ``calibrate``: a run of one of the demo's jobs (e.g. a
+    ``storm run`` of ``DIR/apps/page-view/topology.yaml`` on its ``cluster-4high+4low.yaml``), on
+    which that job's predictions are calibrated (:mod:`streamplace.demo.calibration`)."""
     from .demo.run import run_demo as demo
     from .profile.spark import SparkUnavailable
     try:
         return demo(Path(out_dir), quick=quick, time_limit=time_limit, console=console, master=master,
-                    model=_cost_model(model))
+                    model=_cost_model(model), calibrate=calibrate)
     except SparkUnavailable as exc:
         raise InputError(str(exc)) from None
 

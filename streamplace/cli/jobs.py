@@ -98,10 +98,15 @@ def traffic_cmd(app_name, topology_path, records_path, records_format, time_colu
               help="Seconds per optimal solve.")
 @click.option("--spark-master", envvar="STREAMPLACE_SPARK_MASTER", default=None, help=SPARK_MASTER_HELP)
 @cost_model_option
-def demo(out_dir, quick, time_limit, spark_master, cost_model):
+@click.option("--calibrate", "calibrate_run", type=click.Path(), default=None, metavar="RUN",
+              help="A run of one of the demo's jobs (a `streamplace storm run` output directory of, e.g., "
+                   "DIR/apps/page-view/topology.yaml on its cluster-4high+4low.yaml): that job's predictions and "
+                   "recommendation are calibrated on it (docs/demo.md).")
+def demo(out_dir, quick, time_limit, spark_master, cost_model, calibrate_run):
     """The main job: bundled applications generated, replayed and profiled on Spark, scheduled by every
     scheduler on a homogeneous and a heterogeneous cluster, plus the micro-benchmarks; report in DIR."""
-    sp.run_demo(out_dir, quick=quick, time_limit=time_limit, console=Console(), master=spark_master, model=cost_model)
+    sp.run_demo(out_dir, quick=quick, time_limit=time_limit, console=Console(), master=spark_master, model=cost_model,
+                calibrate=calibrate_run)
 
 
 @cli.command()

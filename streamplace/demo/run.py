@@ -100,6 +100,7 @@ from ..report.page import measured_rows, write_report
 from ..report.render import COST_REL_TOL, ordered
 from ..storm import StormError
 from .autopilot_step import autopilot_summary, run_autopilot_step
+from .calibration import Calibration, calibration_for, run_document
 from .storm_step import run_storm_step, storm_summary
 
 
@@ -203,8 +204,14 @@ class DemoRun:
     applications: dict[str, dict] = field(default_factory=dict)
     spark_master: str = ""
     model: CostModel | None = None   # --cost-model (None: the bundled default)
+    calibration: Calibration | None = None   # --calibrate: one job's model calibrated on its run
     storm: dict | None = None        # the storm step's run.json
     autopilot: dict | None = None    # the autopilot step's document (autopilot_step)
+
+    def model_for(self, instance: Instance):
+        """What predicts ``instance``'s performance: its calibrated model, else ``model``."""
+        calibrated = self.calibration is not None and self.calibration.job == instance.label
+        return self.calibration.model if calibrated else self.model
 
 
 class _Steps:
@@ -316,9 +323,13 @@ Runner = Callable[[Problem], ScheduleResult]
 # limit as its budget, except the papers' parameters (schedulers.papers; module docstring).
 
 
-def runner(name: str, instance: Instance, *, time_limit: float) -> Runner | str:
-    """How ``name`` runs on ``instance``, or the reason it is skipped (module docstring)."""
+def runner(name: str, instance: Instance, *, time_limit: float, model=None) -> Runner | str:
+    """How ``name`` runs on ``instance``, or the reason it is skipped (module docstring);
+    ``model``: the predictor of the instance's performance (None: the bundled model), for the
+    schedulers that use one."""
     scheduler = make_scheduler(name, paper_params(name), time_limit=time_limit)
+    if model is not None:
+        scheduler = scheduler.with_predictor(model)
     if scheduler.needs_profiling:
         if instance.loads is None:
             return "no CPU cost per tuple to measure (the micro-benchmarks model traffic only)"
@@ -347,13 +358,14 @@ def schedule_all(instances: list[Instance], out_dir: Path, steps: _Steps, run: D
     for inst in instances:
         for name in names:
             steps.item(f"{name} on {inst.label}")
-            how = runner(name, inst, time_limit=time_limit)
+            model = run.model_for(inst)
+            how = runner(name, inst, time_limit=time_limit, model=model)
             if isinstance(how, str):
                 run.skipped.append({"workload": inst.context["workload"], "cluster": inst.context["cluster"],
                                     "scheduler": name, "reason": how})
             else:
                 result = how(inst.problem)
-                record = ResultRecord.of(result, given=inst.problem, model=run.model, context=inst.context,
+                record = ResultRecord.of(result, given=inst.problem, model=model, context=inst.context,
                                          extra=inst.files)
                 if record.own_job:   # the scheduler chose another job: its specs, its task count
                     record = dataclasses.replace(record, context={**record.context, "n_tasks": result.problem.topology.n_tasks},
@@ -464,15 +476,19 @@ def _scheduler_seconds(records: Sequence[ResultRecord]) -> dict[str, float]:
 
 
 def run_demo(out_dir: Path, *, quick: bool = False, time_limit: float = 10.0, console: Console | None = None,
-             spark=None, master: str | None = None, model: CostModel | None = None, storm: bool = True) -> DemoRun:
+             spark=None, master: str | None = None, model: CostModel | None = None, storm: bool = True,
+             calibrate: str | Path | None = None) -> DemoRun:
     """The main job into ``out_dir``. ``spark``: the session to use; without it, the session running
     in this process if any (and ``master`` is None or its master), else a new one on ``master``
-    (default ``local[*]``), stopped after the profiling steps."""
+    (default ``local[*]``), stopped after the profiling steps. ``calibrate``: a run of one of the
+    demo's jobs that job's predictions are calibrated on (:mod:`.calibration`)."""
     from ..profile.spark import active_session, resolve_master, spark_session
 
     if not time_limit > 0:
         raise ValueError(f"the optimal solver's time limit must be > 0 seconds, got {time_limit}")
     console = console or Console()
+    if calibrate is not None:
+        run_document(calibrate)   # a missing run refused before the long steps
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     sizes = QUICK if quick else FULL
@@ -495,6 +511,10 @@ def run_demo(out_dir: Path, *, quick: bool = False, time_limit: float = 10.0, co
             with spark_session(master, fast_start=True, short_jobs=True) as session:  # C1 only, no whole-stage codegen
                 loads = _profile(session, records, out_dir, steps, run)
         instances = application_instances(out_dir, loads, run)
+        if calibrate is not None:
+            run.calibration = calibration_for(instances, calibrate, model)
+            progress.console.print(f"{run.calibration.job}: predictions calibrated on {calibrate}: "
+                                   f"{run.calibration.model.describe()}", markup=False, highlight=False)
         steps.start("applications")
         schedule_all(instances, out_dir, steps, run, time_limit=time_limit)
         steps.done(f"{len(instances)} application instances x {len(available())} schedulers")
@@ -537,6 +557,7 @@ def run_demo(out_dir: Path, *, quick: bool = False, time_limit: float = 10.0, co
         "steps": {k: round(v, 3) for k, v in run.steps.items()}, "scheduler_seconds": _scheduler_seconds(run.records),
         "schedulers": available(), "applications": run.applications, "microbench_sizes": list(sizes.microbench),
         "skipped": run.skipped, "storm": run.storm, "autopilot": run.autopilot,
+        **({"calibrated": run.calibration.document()} if run.calibration else {}),
     }, indent=1) + "\n")
     _print_whole(console, scoreboard(run.records))
     where = ", ".join(f"{k} {v:.0f} s" for k, v in run.steps.items())
