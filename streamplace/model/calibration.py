@@ -16,10 +16,16 @@ running job has), at its own operating point (:class:`~.operating_point.Operatin
    cluster scaled to the testbed's CPU budget) gives the throughput back-pressure allows. Its
    fixed costs (per worker, executor, node and connection) are scaled by what the run's nodes
    used beyond their tuples' work (:func:`fixed_cpu_factor`), when the run measured node CPU. When the
-   run itself was CPU-bound (acking off, and its spouts emitted less than they asked), the ratio of measured to predicted throughput (every
-   task's tuples, spouts' emits included) of the run's placement, ``capacity_factor``, scales every placement's CPU bound: the share of the
-   modelled capacity this job really gets on this cluster. With acking on the run shows the flow
-   bound, not the CPU bound, and the factor stays 1.
+   run itself was CPU-bound (acking off, and its spouts emitted less than they asked),
+   ``capacity_factor`` scales every placement's CPU bound: the share of the modelled capacity
+   this job really gets on this cluster, read at the run's busiest node with the rates its tasks
+   really executed (:func:`measured_capacity_factor`): the modelled demand there at those rates
+   over the modelled capacity. Saturated spouts do not emit alike: Storm's back-pressure sets each
+   one's rate, differently from run to run, and a spout sharing the busiest node with a hot bolt
+   takes more or less of its CPU (2026-11-30-demo-step, HISTORY.md), where the model gives every
+   spout task the same rate; reading the node at the measured rates keeps that run's split out of
+   the factor. With acking on the run shows the flow bound, not the CPU bound, and the factor
+   stays 1.
 3. **Flow-control bound** (acking on). A spout task holds at most ``M`` =
    ``topology.max.spout.pending`` tuple trees in flight. Storm 2.8's ``SpoutExecutor`` drains its
    acks on every pass, emits while under ``M`` and otherwise sleeps ``S`` (the spout wait
@@ -87,8 +93,8 @@ import numpy as np
 
 from .cluster import Cluster, scaled_cluster
 from .operating_point import OperatingPoint
-from .performance import (CostModel, Performance, path_latency, predict, routed_flows, sustainable_scale,
-                          worker_connections)
+from .performance import (CostModel, Performance, cpu_per_tuple, node_demands, path_latency, predict, routed_flows,
+                          routes, stream_hops, sustainable_scale, worker_connections)
 from .placement import Placement
 from .problem import Problem
 from .topology import Topology
@@ -454,10 +460,27 @@ def calibrate(problem: Problem, run: MeasuredRun, model: CostModel | None = None
             if measured_pending > spout_sleep_s(point):
                 residual = max(0.0, measured_pending - spout_sleep_s(point) / 2 - first.round_trip_s(run.placement))
     else:
-        predicted = first.predict(run.placement).throughput
-        if predicted > 0 and run.throughput > 0:
-            factor = run.throughput / predicted
+        factor = measured_capacity_factor(calibrated, run, model)
     return CalibratedModel(calibrated, run, model, factor, residual, latency_residual, message_cpu or 0.0)
+
+
+def measured_capacity_factor(problem: Problem, run: MeasuredRun, model: CostModel) -> float:
+    """Item 2's ``capacity_factor`` of a run held back by back-pressure: the highest share of a
+    node's modelled CPU (or NIC) capacity that the run's placement demands at the rates its tasks
+    executed in the run (each task's tuples at its measured rate, each stream's tuples at its
+    sender's), the run's busiest node being at its real limit. 1 when the run executed nothing."""
+    placement, topo, cluster = run.placement, problem.topology, problem.cluster
+    routed = routes(problem, placement)
+    capacity = predict(problem, placement, model, latency=False, routed=routed)
+    executed = np.array([run.tasks.get(label, (0.0, 0.0))[0] for label in topo.task_labels])
+    unit = routed.in_rate
+    ratio = np.divide(executed, unit, out=np.zeros_like(executed), where=unit > 0)
+    hops = [dataclasses.replace(h, rate=h.rate * ratio[h.src]) for h in stream_hops(routed, model)]
+    task_cpu = cpu_per_tuple(topo, cluster, model)[topo.operator_of_task, placement.node] + model.task_cpu_per_tuple
+    cpu, nic_in, nic_out = node_demands(placement.node, cluster.n_nodes, task_cpu, executed, hops)
+    scale, _ = sustainable_scale(cpu, capacity.cpu_capacity, np.maximum(nic_in, nic_out), capacity.nic_capacity,
+                                 [n.name for n in cluster.nodes])
+    return 1.0 / scale if np.isfinite(scale) and scale > 0 else 1.0
 
 
 def run_messages(problem: Problem, run: MeasuredRun) -> np.ndarray:
