@@ -116,6 +116,28 @@ def test_without_acking_the_cpu_bound_is_scaled_to_the_run():
     assert model.predict(SPLIT).bolt_throughput == pytest.approx(model.capacity_factor * other.max_scale * unit)
 
 
+def test_the_capacity_factor_is_read_at_the_busiest_node_at_the_rates_the_run_executed():
+    """Two saturated spouts that emitted 3,000 and 1,000 tuples/s, not alike as the model has them:
+    worked by hand with every engine cost 0, each node (one core) hosting a spout (0.1 ms a tuple)
+    and a bolt (0.2 ms) that executed 2,000/s. n0 used 3000 x 0.1 ms + 2000 x 0.2 ms = 0.7 of its
+    core, n1 0.5: the factor is 0.7. Measured over predicted throughput would be 8,000 over the
+    13,333 of equal spouts (each node 1 / 0.3 ms per spout tuple and bolt tuple), 0.6."""
+    topo = Topology.build("split", [Operator("s", 2, role="source", source_rate=1e5, cpu_per_tuple=1e-4),
+                                    Operator("b", 2, role="sink", cpu_per_tuple=2e-4)], [Stream("s", "b")])
+    cluster = Cluster.build("two", [Node(f"n{i}", 4, cores=1, slots=1) for i in range(2)])
+    problem = Problem.from_topology(topo, cluster)
+    free = CostModel(task_cpu_per_tuple=0.0, ser_cpu_per_tuple=0.0, ser_cpu_per_byte=0.0, worker_cpu=0.0, node_cpu=0.0,
+                     executor_cpu=0.0, connection_cpu=0.0)
+    placement = Placement(node=np.array([0, 1, 0, 1]), worker=np.zeros(4, int))
+    measured = MeasuredRun(OPERATING_POINTS["10ms-sleeps"], placement, 4000.0, 4000.0,
+                           {"s[0]": (3000.0, 0.3), "s[1]": (1000.0, 0.1), "b[0]": (2000.0, 0.4), "b[1]": (2000.0, 0.4)},
+                           {("s", "b"): 4000.0})
+    model = calibrate(problem, measured, free)
+    assert model.capacity_factor == pytest.approx(0.7)
+    assert predict(problem, placement, free).throughput == pytest.approx(4 * 1 / 3e-4)
+    assert model.predict(placement).throughput == pytest.approx(0.7 * 4 / 3e-4)
+
+
 def test_a_calibrated_model_predicts_only_its_own_job():
     model = calibrate(job(), run(ACKING))
     other = Problem.from_topology(Topology.build("u", [Operator("s", 1, role="source", source_rate=1.0),
