@@ -20,11 +20,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..files import SpecError, read_document
+from ..files import SpecError
 from ..model.calibration import CalibratedModel, calibrate
 from ..model.errors import InputError
 from ..model.performance import CostModel
-from ..storm.measured_run import read_run
+from ..storm.measured_run import read_run, run_document
 
 
 @dataclass(frozen=True)
@@ -38,18 +38,6 @@ class Calibration:
     def document(self) -> dict:
         """What ``run.json`` records of it."""
         return {"run": str(self.run_dir), "job": self.job, "model": self.model.describe()}
-
-
-def run_document(run_dir: str | os.PathLike) -> dict:
-    """``run_dir``'s ``run.json`` (checked before the demo's long steps start); :class:`SpecError`
-    naming it when it is missing or not a mapping."""
-    doc_path = Path(run_dir) / "run.json"
-    if not doc_path.is_file():
-        raise SpecError(Path(run_dir), "run.json", "no run.json here: --calibrate takes a `streamplace storm run` output directory")
-    doc = read_document(doc_path)
-    if not isinstance(doc, dict):
-        raise SpecError(doc_path, "run.json", "must be a mapping")
-    return doc
 
 
 def calibration_for(instances: Sequence, run_dir: str | os.PathLike, model: CostModel | None = None) -> Calibration:

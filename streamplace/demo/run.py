@@ -100,7 +100,8 @@ from ..report.page import measured_rows, write_report
 from ..report.render import COST_REL_TOL, ordered
 from ..storm import StormError
 from .autopilot_step import autopilot_summary, run_autopilot_step
-from .calibration import Calibration, calibration_for, run_document
+from ..storm.measured_run import run_document
+from .calibration import Calibration, calibration_for
 from .storm_step import run_storm_step, storm_summary
 
 

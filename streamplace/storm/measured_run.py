@@ -61,9 +61,9 @@ def _labels(frame: pd.DataFrame, columns: tuple[str, ...], path: Path, topo) -> 
                                           "the run is of another job")
 
 
-def read_run(path: str | os.PathLike, problem: Problem) -> MeasuredRun:
-    """The run in directory ``path`` of ``problem``'s job; :class:`SpecError` naming the file and
-    field on anything missing, malformed or of another job."""
+def run_document(path: str | os.PathLike) -> dict:
+    """The ``run.json`` of run directory ``path``; :class:`SpecError` naming it when it is missing
+    or not a mapping."""
     run_dir = Path(path)
     doc_path = run_dir / "run.json"
     if not doc_path.is_file():
@@ -71,6 +71,15 @@ def read_run(path: str | os.PathLike, problem: Problem) -> MeasuredRun:
     doc = read_document(doc_path)
     if not isinstance(doc, dict):
         raise SpecError(doc_path, "run.json", "must be a mapping")
+    return doc
+
+
+def read_run(path: str | os.PathLike, problem: Problem) -> MeasuredRun:
+    """The run in directory ``path`` of ``problem``'s job; :class:`SpecError` naming the file and
+    field on anything missing, malformed or of another job."""
+    run_dir = Path(path)
+    doc_path = run_dir / "run.json"
+    doc = run_document(run_dir)
     for key in ("assignment", "duration_s", "load_file", "traffic_file"):
         if key not in doc:
             raise SpecError(doc_path, key, "missing (a calibration needs where each task ran, the seconds measured and the "
