@@ -250,9 +250,13 @@ def test_ends_with_even_then_the_placement_calibrated_on_it_run_on_storm(demo):
     assert baseline["workers"] == len({(p["node"], p["worker"]) for p in best.evaluation.placement.values()})
     # the placement run second is one of the instance's, within capacity, of the same job
     assert any(r.scheduler == chosen["scheduler"] and r.evaluation.valid and not r.own_job for r in instance)
-    # calibrated on even's own run, the model predicts that run back where the CPU bounds it
+    # calibrated on even's own run: on the testbed (saturated spouts) its capacity is read at its
+    # busiest node with the rates the run executed (worked by hand in tests/model/test_calibration.py),
+    # so even's own prediction is the model's, every spout at the same rate, moved from the bundled
+    # model's; not the run's own figure, since back-pressure set its spouts' rates apart
     assert baseline["calibrated_bound"] == "cpu"
-    assert baseline["calibrated_throughput"] == pytest.approx(baseline["throughput"], rel=1e-6)
+    if mode == "cluster":
+        assert baseline["calibrated_throughput"] != pytest.approx(baseline["predicted_throughput"], rel=1e-3)
     for job in storm["jobs"]:
         assert job["plan_matches"], job                  # Storm ran exactly the placement
         assert job["throughput"] > 0 and job["predicted_throughput"] > 0
