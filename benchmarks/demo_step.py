@@ -3,6 +3,8 @@ against that placement's measured throughput (the target: within 15 %).
 
     .venv/bin/python benchmarks/demo_step.py out/demo --reps 4 --variant 10+10 --variant 20+20 -o out/demo-step.jsonl
 
+Without ``--variant``, the demo's own (``storm_step.WARMUP_S`` + ``MEASURE_S``).
+
 DEMO_DIR is the output of a ``streamplace demo`` run: its ``results.json`` and the files its
 records name are read, never written. Each repetition runs the whole step as the demo does
 (``streamplace.demo.storm_step.run_storm_step``: a fresh testbed, Storm's even placement, the model
@@ -25,7 +27,7 @@ import tempfile
 from pathlib import Path
 
 from streamplace.demo.run import problem_from_files
-from streamplace.demo.storm_step import run_storm_step, testbed_or_reason
+from streamplace.demo.storm_step import MEASURE_S, WARMUP_S, run_storm_step, testbed_or_reason
 from streamplace.evaluate.records import ResultRecord
 
 
@@ -51,10 +53,11 @@ def main() -> int:
     ap.add_argument("demo_dir", type=Path, help="a `streamplace demo` output directory (read only)")
     ap.add_argument("--reps", type=int, default=4, help="repetitions of every variant (default 4)")
     ap.add_argument("--variant", type=variant, action="append", metavar="WARMUP+MEASURED",
-                    help="seconds of warm-up and measured per job (repeatable; default: the demo's 10+10)")
+                    help=f"seconds of warm-up and measured per job (repeatable; default: the demo's "
+                         f"{WARMUP_S:g}+{MEASURE_S:g})")
     ap.add_argument("-o", "--out", type=Path, required=True, help="JSON lines file to append each step to")
     args = ap.parse_args()
-    variants = args.variant or [(10.0, 10.0)]
+    variants = args.variant or [(WARMUP_S, MEASURE_S)]
     results_file = args.demo_dir / "results.json"
     if not results_file.is_file():
         print(f"error: {results_file}: not found (DEMO_DIR must be a `streamplace demo` output directory)", file=sys.stderr)

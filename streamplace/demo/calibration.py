@@ -54,10 +54,13 @@ def calibration_for(instances: Sequence, run_dir: str | os.PathLike, model: Cost
             fits.append((inst, read_run(run_dir, inst.problem)))
         except SpecError as exc:
             refusals.append(exc)
-    if len(named) == 1 and refusals:   # the job it names, but a run the calibration cannot read
-        raise refusals[0]
+    jobs = ", ".join(i.label for i in instances)
+    for key, name_of in (("topology", lambda i: i.problem.topology.name), ("cluster", lambda i: i.problem.cluster.name)):
+        if key in doc and all(doc[key] != name_of(i) for i in instances):
+            raise SpecError(doc_path, key, f"{doc[key]!r} is none of the demo's jobs' ({jobs})")
+    if not fits and refusals and (len(named) == 1 or len({r.field_path for r in refusals}) == 1):
+        raise refusals[0]   # the job it names, or one fault every job finds: a run the calibration cannot read
     if not fits:
-        jobs = ", ".join(i.label for i in instances)
         raise SpecError(doc_path, "assignment", f"a run of none of the demo's jobs ({jobs})")
     if len(fits) > 1:
         raise SpecError(doc_path, "cluster", f"fits {' and '.join(i.label for i, _ in fits)}: name the run's topology "

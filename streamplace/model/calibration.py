@@ -467,17 +467,23 @@ def calibrate(problem: Problem, run: MeasuredRun, model: CostModel | None = None
 def measured_capacity_factor(problem: Problem, run: MeasuredRun, model: CostModel) -> float:
     """Item 2's ``capacity_factor`` of a run held back by back-pressure: the highest share of a
     node's modelled CPU (or NIC) capacity that the run's placement demands at the rates its tasks
-    executed in the run (each task's tuples at its measured rate, each stream's tuples at its
-    sender's), the run's busiest node being at its real limit. 1 when the run executed nothing."""
+    executed in the run (each task's tuples at its measured rate, a source's records being its
+    emits over its selectivity; each stream's tuples at its sender's), the run's busiest node being
+    at its real limit. 1 when the run executed nothing. When the run's rates are ``k`` times the
+    model's unit rates, this is ``k`` over the model's sustainable scale."""
     placement, topo, cluster = run.placement, problem.topology, problem.cluster
     routed = routes(problem, placement)
     capacity = predict(problem, placement, model, latency=False, routed=routed)
     executed = np.array([run.tasks.get(label, (0.0, 0.0))[0] for label in topo.task_labels])
+    # a spout's executed count is its emits, the model's rate of a source task its records
+    selectivity = np.array([op.selectivity for op in topo.operators])[topo.operator_of_task]
+    records = np.where(topo.source_task_mask,
+                       np.divide(executed, selectivity, out=np.zeros_like(executed), where=selectivity > 0), executed)
     unit = routed.in_rate
-    ratio = np.divide(executed, unit, out=np.zeros_like(executed), where=unit > 0)
+    ratio = np.divide(records, unit, out=np.zeros_like(records), where=unit > 0)
     hops = [dataclasses.replace(h, rate=h.rate * ratio[h.src]) for h in stream_hops(routed, model)]
     task_cpu = cpu_per_tuple(topo, cluster, model)[topo.operator_of_task, placement.node] + model.task_cpu_per_tuple
-    cpu, nic_in, nic_out = node_demands(placement.node, cluster.n_nodes, task_cpu, executed, hops)
+    cpu, nic_in, nic_out = node_demands(placement.node, cluster.n_nodes, task_cpu, records, hops)
     scale, _ = sustainable_scale(cpu, capacity.cpu_capacity, np.maximum(nic_in, nic_out), capacity.nic_capacity,
                                  [n.name for n in cluster.nodes])
     return 1.0 / scale if np.isfinite(scale) and scale > 0 else 1.0

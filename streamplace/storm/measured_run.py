@@ -128,6 +128,11 @@ def read_run(path: str | os.PathLike, problem: Problem) -> MeasuredRun:
     offered = offered_rate(asked, topo)
     tasks, streams = rate_maps(rates)
     latency = (doc.get("latency_ms") or {}).get("mean") if isinstance(doc.get("latency_ms"), dict) else None
-    node_cores = {node: float(cpu["cores"]) for node, cpu in (doc.get("measured_node_cpu") or {}).items()
+    if latency is not None and (isinstance(latency, bool) or not isinstance(latency, (int, float)) or not latency >= 0):
+        raise SpecError(doc_path, "latency_ms.mean", f"must be a number of milliseconds >= 0, got {quote(latency)}")
+    node_cpu = doc.get("measured_node_cpu") or {}
+    if not isinstance(node_cpu, dict):
+        raise SpecError(doc_path, "measured_node_cpu", "must map each node to {cores: ...}")
+    node_cores = {node: float(cpu["cores"]) for node, cpu in node_cpu.items()
                   if isinstance(cpu, dict) and isinstance(cpu.get("cores"), (int, float)) and not isinstance(cpu["cores"], bool)}
     return MeasuredRun(point, placement, bolts, spouts, tasks, streams, latency, budget, offered, node_cores)

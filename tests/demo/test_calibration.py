@@ -28,8 +28,8 @@ def _instances() -> list[Instance]:
 
 
 def write_run(directory, **changes):
-    """A run directory as `storm run` writes it (acking off, its spouts held back): two windows of
-    the monitor's records, every task on n0's first worker."""
+    """A run directory as `storm run` writes it (acking off, as Nimbus reports it; its spouts held
+    back): two windows of the monitor's records, every task on n0's first worker."""
     directory.mkdir()
     load, traffic = [], []
     for start in (0.0, 10.0):
@@ -41,7 +41,7 @@ def write_run(directory, **changes):
     (directory / "load.jsonl").write_text("".join(json.dumps(r) + "\n" for r in load))
     (directory / "traffic.jsonl").write_text("".join(json.dumps(r) + "\n" for r in traffic))
     doc = {"assignment": ONE_WORKER, "duration_s": 20.0, "load_file": "load.jsonl", "traffic_file": "traffic.jsonl",
-           "topology_conf": {}, **changes}
+           "topology_conf": {"topology.acker.executors": 0}, **changes}
     (directory / "run.json").write_text(json.dumps({k: v for k, v in doc.items() if v is not None}))
     return directory
 
@@ -50,7 +50,7 @@ def test_the_job_the_run_names_is_calibrated_on_it(tmp_path):
     run = write_run(tmp_path / "run", topology="t", cluster="large")
     small, large = _instances()
     got = calibration_for([small, large], run)
-    assert got.job == "t@large" and got.document()["run"] == str(run)
+    assert got.job == "t@large" and got.document()["run"] == str(run) and got.model.run.point.ackers == 0
     own = calibrate(large.problem, read_run(run, large.problem))   # the same calibration, made directly
     spread = Placement(node=np.array([0, 1, 2, 0]), worker=np.zeros(4, int))
     assert got.model.predict(spread).throughput == pytest.approx(own.predict(spread).throughput)
@@ -67,8 +67,11 @@ def test_a_run_that_names_no_job_must_fit_exactly_one(tmp_path):
 
 
 @pytest.mark.parametrize("changes, field, says", [
-    ({"topology": "other"}, "assignment", "a run of none of the demo's jobs (t@small, t@large)"),
-    ({"assignment": {"x[0]": {"node": "n0", "worker": 0}}}, "assignment", "a run of none of the demo's jobs"),
+    ({"topology": "other"}, "topology", "'other' is none of the demo's jobs' (t@small, t@large)"),
+    ({"cluster": "huge"}, "cluster", "'huge' is none of the demo's jobs' (t@small, t@large)"),
+    ({"assignment": {"x[0]": {"node": "n0", "worker": 0}}}, "placement.x[0]", "unknown task 'x[0]'"),
+    ({"assignment": {label: {"node": "n2", "worker": 0} for label in TOPO.task_labels}, "duration_s": -1}, "duration_s",
+     "must be a number of seconds > 0"),
     ({"topology": "t", "cluster": "small", "duration_s": -1}, "duration_s", "must be a number of seconds > 0"),
 ])
 def test_a_run_of_no_job_or_a_bad_one_is_refused_naming_the_field(tmp_path, changes, field, says):

@@ -254,7 +254,7 @@ def test_ends_with_even_then_the_placement_calibrated_on_it_run_on_storm(demo):
     # busiest node with the rates the run executed (worked by hand in tests/model/test_calibration.py),
     # so even's own prediction is the model's, every spout at the same rate, moved from the bundled
     # model's; not the run's own figure, since back-pressure set its spouts' rates apart
-    assert baseline["calibrated_bound"] == "cpu"
+    assert baseline["calibrated_bound"] == "cpu" and baseline["calibrated_throughput"] > 0
     if mode == "cluster":
         assert baseline["calibrated_throughput"] != pytest.approx(baseline["predicted_throughput"], rel=1e-3)
     for job in storm["jobs"]:

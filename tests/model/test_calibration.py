@@ -138,6 +138,25 @@ def test_the_capacity_factor_is_read_at_the_busiest_node_at_the_rates_the_run_ex
     assert model.predict(placement).throughput == pytest.approx(0.7 * 4 / 3e-4)
 
 
+def test_at_the_models_own_rates_the_capacity_factor_is_the_runs_scale_over_the_models():
+    """A run whose tasks executed exactly ``k`` times the model's unit rates (a source counting
+    its emits, here half its records) with every engine cost the bundled model's: its factor is
+    ``k`` over the model's sustainable scale of that placement."""
+    topo = Topology.build("halves", [Operator("s", 2, role="source", source_rate=1e4, selectivity=0.5, cpu_per_tuple=1e-4),
+                                     Operator("b", 2, role="sink", cpu_per_tuple=2e-4)], [Stream("s", "b")])
+    cluster = Cluster.build("two", [Node(f"n{i}", 4, cores=1, slots=2) for i in range(2)])
+    problem = Problem.from_topology(topo, cluster)
+    placement = Placement(node=np.array([0, 1, 1, 0]), worker=np.array([0, 0, 1, 1]))
+    model = CostModel()
+    unit = predict(problem, placement, model)
+    k = 0.02
+    records = k * unit.in_rate   # s: records per second; the monitor counts a spout's emits
+    tasks = {"s[0]": (records[0] * 0.5, 0.1), "s[1]": (records[1] * 0.5, 0.1), "b[0]": (records[2], 0.1), "b[1]": (records[3], 0.1)}
+    measured = MeasuredRun(OPERATING_POINTS["10ms-sleeps"], placement, records[2:].sum(), records[:2].sum() * 0.5, tasks,
+                           {("s", "b"): records[2:].sum()})
+    assert calibrate(problem, measured, model).capacity_factor == pytest.approx(k / unit.max_scale)
+
+
 def test_a_calibrated_model_predicts_only_its_own_job():
     model = calibrate(job(), run(ACKING))
     other = Problem.from_topology(Topology.build("u", [Operator("s", 1, role="source", source_rate=1.0),
