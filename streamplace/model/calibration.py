@@ -93,8 +93,8 @@ import numpy as np
 
 from .cluster import Cluster, scaled_cluster
 from .operating_point import OperatingPoint
-from .performance import (CostModel, Performance, cpu_per_tuple, node_demands, path_latency, predict, routed_flows,
-                          routes, stream_hops, sustainable_scale, worker_connections)
+from .performance import (CostModel, Performance, node_demands, path_latency, predict, routed_flows, routes,
+                          stream_hops, sustainable_scale, task_cpu, worker_connections)
 from .placement import Placement
 from .problem import Problem
 from .topology import Topology
@@ -482,8 +482,8 @@ def measured_capacity_factor(problem: Problem, run: MeasuredRun, model: CostMode
     unit = routed.in_rate
     ratio = np.divide(records, unit, out=np.zeros_like(records), where=unit > 0)
     hops = [dataclasses.replace(h, rate=h.rate * ratio[h.src]) for h in stream_hops(routed, model)]
-    task_cpu = cpu_per_tuple(topo, cluster, model)[topo.operator_of_task, placement.node] + model.task_cpu_per_tuple
-    cpu, nic_in, nic_out = node_demands(placement.node, cluster.n_nodes, task_cpu, records, hops)
+    cpu, nic_in, nic_out = node_demands(placement.node, cluster.n_nodes, task_cpu(topo, cluster, placement.node, model),
+                                        records, hops)
     scale, _ = sustainable_scale(cpu, capacity.cpu_capacity, np.maximum(nic_in, nic_out), capacity.nic_capacity,
                                  [n.name for n in cluster.nodes])
     return 1.0 / scale if np.isfinite(scale) and scale > 0 else 1.0

@@ -293,6 +293,12 @@ def routed_flows(topology: Topology, slot: np.ndarray) -> tuple[np.ndarray, list
     return stream_flows(topology, partial(_local_or_shuffle_block, slot=np.asarray(slot)))
 
 
+def task_cpu(topology: Topology, cluster: Cluster, node: np.ndarray, model: CostModel) -> np.ndarray:
+    """Reference CPU seconds per input tuple of every task on its node ``node[t]``: its operator's
+    :func:`cpu_per_tuple` there plus the engine's own ``task_cpu_per_tuple``."""
+    return cpu_per_tuple(topology, cluster, model)[topology.operator_of_task, node] + model.task_cpu_per_tuple
+
+
 def cpu_per_tuple(topology: Topology, cluster: Cluster, model: CostModel) -> np.ndarray:
     """Reference CPU seconds per input tuple, shape ``(operators, nodes)``.
 
@@ -479,8 +485,8 @@ def predict(problem: Problem, placement: Placement, model: CostModel = CostModel
         raise ValueError(f"offered_scale must be a finite number >= 0, got {offered_scale}")
     node, in_rate, flows = placement.node, routed.in_rate, routed.flows
     hops = stream_hops(routed, model)
-    task_cpu = cpu_per_tuple(topo, cluster, model)[topo.operator_of_task, node] + model.task_cpu_per_tuple
-    cpu, nic_in, nic_out = node_demands(node, cluster.n_nodes, task_cpu, in_rate, hops)
+    per_tuple = task_cpu(topo, cluster, node, model)
+    cpu, nic_in, nic_out = node_demands(node, cluster.n_nodes, per_tuple, in_rate, hops)
     speed = model.speeds(cluster)
     workers, cores, bandwidth, names = routed.workers, routed.cores, routed.bandwidth, routed.names
     fixed = np.minimum(model.fixed_cpu_cap * cores,
@@ -498,7 +504,7 @@ def predict(problem: Problem, placement: Placement, model: CostModel = CostModel
                            cpu_capacity=cpu_capacity, nic_in=nic_in, nic_out=nic_out, nic_capacity=bandwidth)
     rho_cpu = _ratio(cpu, cpu_capacity, offered_scale)
     rho_in = _ratio(nic_in, bandwidth, offered_scale)
-    service = task_cpu / speed[node]
+    service = per_tuple / speed[node]
     hop_latency = [hop_seconds(h, node, service, speed, bandwidth, rho_cpu, rho_in, model) for h in hops]
     kept = [(f[0], h.src, h.dst, h.rate) for f, h in zip(flows, hops)]
     return Performance(throughput=float(throughput), max_scale=float(max_scale), bottleneck=bottleneck,
