@@ -257,7 +257,9 @@ class IScheduler(Scheduler):
             if fusion.group_class.size == 0 and info["status"] in ("optimal", "feasible") and not info["fallback"]:
                 status, lower_bound = info["status"], info["lower_bound"]
         else:
-            start_node = np.where(fusion.group >= 0, group_node[np.maximum(fusion.group, 0)], -1)
+            fused = fusion.group >= 0   # (no group at all where no node has capacity: a job of zero loads)
+            start_node = np.full(fusion.group.size, -1, dtype=np.int64)
+            start_node[fused] = group_node[fusion.group[fused]]
             node = require_placed(best_fit(graph.weights, graph.loads, start_node, caps), graph.loads, caps)
         worker = assign_workers(problem, node, tasks_per_worker=self.tasks_per_worker, seed=self.seed)
         return Outcome(placement=Placement(node=node, worker=worker), status=status, lower_bound=lower_bound,

@@ -238,14 +238,16 @@ class MetisScheduler(Scheduler):
 
     def _schedule(self, problem: Problem) -> Outcome:
         graph, caps = problem.graph, problem.cluster.capacities
-        usable = int(np.count_nonzero(caps > 0))
+        # nodes with capacity; where none has any, the job's loads are all 0 (else it is refused as
+        # infeasible first) and one node holds it
+        usable = max(1, int(np.count_nonzero(caps > 0)))
         k = usable if self.nodes is None else min(self.nodes, usable)
         chosen = np.sort(np.argsort(-caps, kind="stable")[:k])
         if self.repair and caps[chosen].sum() < graph.loads.sum() - 1e-9:
             raise Infeasible(f"the {k} largest nodes hold {caps[chosen].sum():g} load units, "
                              f"the tasks need {graph.loads.sum():g}: use more nodes")
         vweights = traffic_weights(graph.rates) if self.vertex_weight == "traffic" else graph.loads
-        parts = kway_partition(graph.weights, vweights, k, targets=caps[chosen] if self.targets == "capacity" else None,
+        parts = kway_partition(graph.weights, vweights, k, targets=caps[chosen] if self.targets == "capacity" and caps[chosen].sum() > 0 else None,
                                imbalance=self.imbalance, objective=self.objective, seed=self.seed)
         node = parts_to_nodes(parts, graph.loads, chosen, caps)
         u, v, w = graph.edges

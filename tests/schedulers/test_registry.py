@@ -181,3 +181,16 @@ def test_an_lns_reschedule_refuses_an_unknown_running_task_as_an_input_error():
     p = SAMPLE[0].problem
     with pytest.raises(SpecError, match=r"placement\.nope\[0\]: unknown task"):
         make_scheduler("lns", {"time_limit": 1.0}).reschedule(p, {"nope[0]": (p.cluster.nodes[0].name, 0)})
+
+
+@pytest.mark.parametrize("name", available())
+def test_a_job_of_zero_loads_on_nodes_of_zero_capacity_is_placed_or_refused_with_a_reason(name):
+    """Every task fits a node of capacity 0 when its load is 0 (found by the CLI fuzz test: metis
+    partitioned into 0 parts, and lns' construction indexed an empty group map)."""
+    topo = Topology.build("zero", [Operator("s", 2, role="source", load=0.0), Operator("b", 1, load=0.0)], [Stream("s", "b")])
+    problem = Problem.from_topology(topo, Cluster.build("empty", [Node("n0", 0), Node("n1", 0)]))
+    result = make_scheduler(name, {"time_limit": 1.0} if name in ("optimal", "lns") else {}).schedule(problem)
+    if result.placement is None:
+        assert result.status in (Status.NOT_APPLICABLE, Status.TOO_LARGE) and result.message, (result.status, result.message)
+    else:
+        assert problem.violations(result.placement) == [] and result.placement.node.size == 3
