@@ -41,6 +41,7 @@ $(COMPILED): $(STAMP)
 $(ARCHIVE): $(STAMP)
 	$(BIN)/python -m streamplace.profile.class_archive $@ || true
 
+# Maven's JVM takes storm/.mvn/jvm.config (C1 only, serial collector; the pom says why)
 STORM_BUILD = $(MVN) $(MVN_FLAGS) -f storm/pom.xml package -DskipTests
 
 # The Storm module: one Maven build makes both jars (and classpath.txt, storm-home/).

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from rich.console import Console
 
-from streamplace.demo import storm_step
+from streamplace.demo import autopilot_step, storm_step
 from streamplace.demo.run import (QUICK, STEPS, app_clusters, measured_cpu_per_tuple, measured_profiling,
                                     run_demo, scoreboard)
 from streamplace.report import render as report
@@ -34,6 +34,11 @@ LOAD_KEYS = {"max_utilisation", "imbalance", "overloaded_nodes", "valid"}
 #: the demo fixture's Storm warm-up and its one measured window (s): enough for tuples to flow
 STORM_WARMUP_S = 2.0
 STORM_WINDOW_S = 2.0
+#: the autopilot step, embedded: the keys skew this many seconds after submission, and the run
+#: measures this long after its 4-s warm-up (the demo's 20 s and 36 s): three periods of uniform
+#: keys, then the skew, the plan and Storm's next round, as the test below needs
+AUTOPILOT_SHIFT_S = 12.0
+AUTOPILOT_MEASURE_S = 26.0
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +46,10 @@ def demo(spark, tmp_path_factory):
     """``streamplace demo --quick`` once for the module; (output dir, records, run.json, terminal output).
 
     Its Storm step measures one window of :data:`STORM_WINDOW_S` after :data:`STORM_WARMUP_S` of
-    warm-up instead of the demo's 10 s + two 5-s windows: what the tests check of it (Storm
-    ran the plans, tuples flowed, the figures are recorded) does not need settled figures."""
+    warm-up instead of the demo's 20 s + four 5-s windows: what the tests check of it (Storm
+    ran the plans, tuples flowed, the figures are recorded) does not need settled figures. Its
+    autopilot step's keys skew at :data:`AUTOPILOT_SHIFT_S` and it measures
+    :data:`AUTOPILOT_MEASURE_S` (the whole demo: 10 s shorter)."""
     out = tmp_path_factory.mktemp("demo")
     stdout = io.StringIO()
     with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(stdout), pytest.raises(SystemExit) as info:
@@ -50,6 +57,8 @@ def demo(spark, tmp_path_factory):
         mp.setattr(storm_step, "WARMUP_S", STORM_WARMUP_S)
         mp.setattr(storm_step, "WINDOW_S", STORM_WINDOW_S)
         mp.setattr(storm_step, "MEASURE_S", STORM_WINDOW_S)
+        mp.setitem(autopilot_step.SHIFT_AT, "embedded", AUTOPILOT_SHIFT_S)
+        mp.setitem(autopilot_step.MEASURE_S, "embedded", AUTOPILOT_MEASURE_S)
         main(["demo", "--quick", "--time-limit", "5", "-o", str(out)])
         raise SystemExit(0)
     assert (info.value.code or 0) == 0, stdout.getvalue()
@@ -273,13 +282,14 @@ def test_ends_with_the_autopilot_beside_a_job_whose_keys_skew(demo):
     that skew from the monitor and writes a plan that gives counter 3 a node of its own, the plugin
     applies it on Nimbus' next round, and Storm's assignment at the end is that plan. The report
     plots the run."""
-    from streamplace.demo.autopilot_step import SHIFT_AT, WINDOW_S
+    from streamplace.demo.autopilot_step import WINDOW_S
     out, _, run, stdout = demo
     pilot = run["autopilot"]
     assert "error" not in pilot, pilot["error"]   # the step's StormError, which the demo records and goes on
     assert pilot["mode"] == "embedded" and "--quick" in pilot["why_not_testbed"]
     storm_run = json.loads((out / "autopilot" / "run.json").read_text())
-    shifted = storm_run["submitted_at"] + SHIFT_AT["embedded"]
+    assert pilot["shift_at"] == AUTOPILOT_SHIFT_S
+    shifted = storm_run["submitted_at"] + pilot["shift_at"]
     log = [json.loads(line) for line in (out / "autopilot" / "autopilot.jsonl").read_text().splitlines()]
     assert len(log) == pilot["decisions"] >= 10
     before = [r for r in log if r["t"] < shifted]
@@ -292,6 +302,6 @@ def test_ends_with_the_autopilot_beside_a_job_whose_keys_skew(demo):
     assert pilot["plans"][-1]["matched"] is True and storm_run["plans"][-1]["placement"] == applied[-1]["placement"]
     hot = applied[-1]["placement"]["k[3]"]["node"]
     assert [lab for lab, w in applied[-1]["placement"].items() if w["node"] == hot] == ["k[3]"]
-    assert len(pilot["timeline"]) >= 15 and (out / "autopilot.png").read_bytes()[:8] == PNG_MAGIC
+    assert len(pilot["timeline"]) >= AUTOPILOT_MEASURE_S / WINDOW_S["embedded"] and (out / "autopilot.png").read_bytes()[:8] == PNG_MAGIC
     assert "The autopilot through a workload shift" in (out / "report.html").read_text()
     assert "plans applied: t=" in stdout
