@@ -198,7 +198,9 @@ def kway_partition(weights: sp.spmatrix, vweights, k: int, *, targets=None, imba
     """Partition a symmetric weighted graph into ``k`` parts; returns the part of each vertex.
 
     ``targets``: relative part weights (any non-negative scale; normalised here), e.g. node
-    capacities for heterogeneous clusters; a part with target 0 stays empty. ``imbalance``:
+    capacities for heterogeneous clusters; a part with target 0 stays empty, as does one whose
+    share of the targets is 0 in METIS's single precision (under ``float32``'s smallest normal
+    number, 1.2e-38: METIS refuses a zero target). ``imbalance``:
     allowed max part weight / target (METIS ``ufactor``). ``objective``: ``cut`` (edge-cut) or
     ``volume`` (communication volume).
     """
@@ -215,6 +217,6 @@ def kway_partition(weights: sp.spmatrix, vweights, k: int, *, targets=None, imba
     tp = np.ones(k) if targets is None else np.asarray(targets, dtype=float)
     if tp.shape != (k,) or not np.all(np.isfinite(tp)) or tp.min() < 0 or tp.sum() <= 0:
         raise ValueError(f"targets must be {k} finite non-negative numbers, not all zero")
-    live = np.flatnonzero(tp > 0)
+    live = np.flatnonzero(tp / tp.sum() >= np.finfo(np.float32).tiny)
     parts = _partition(_clean(weights), vw, tp[live], imbalance, OBJECTIVES[objective], seed)
     return live[parts]
