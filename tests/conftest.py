@@ -1,10 +1,10 @@
 """Shared test helpers: independent (loop-based) recomputation of costs; which tests share a
 test worker.
 
-``make test`` runs the suite on four pytest-xdist workers (``--dist loadgroup``; on this 2-core
-machine more workers than cores keep both cores busy while tests wait on Storm: three against two,
-354 and 389 s against 400 and 421 s; four against three on 2026-11-30, the whole suite in place,
-one run each, 291 s against 298 s). The tests of a
+``make test`` runs the suite on three pytest-xdist workers (``--dist loadgroup``; on this 2-core
+machine three kept both cores busier than two while tests wait on Storm: 354 and 389 s against 400
+and 421 s; four, tried 2026-11-30, were not better: 291 s against 298 s in place, but ``make test`` on a
+clean clone took 378 s, against 370 and 371 s with three). The tests of a
 module that shares something expensive run on one worker, as one group
 (:func:`pytest_collection_modifyitems`), the first rule that applies:
 
