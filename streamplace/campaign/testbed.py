@@ -45,6 +45,7 @@ import numpy as np
 from ..files import quote
 from ..fit.cases import predicted_figures, with_model
 from ..fit.scores import repeat_tau
+from ..model.calibration import PLUGIN_ACKER_ORDER
 from ..model.performance import CostModel
 from ..model import Placement, Problem, Topology
 from ..model.operating_point import OPERATING_POINTS, SATURATED_RATE, OperatingPoint
@@ -201,15 +202,15 @@ def measured(problem: Problem, placement: Placement | None, result: dict, monito
 
 def operating_point(settings: RunSettings, point: OperatingPoint = OPERATING_POINTS["10ms-sleeps"]) -> dict:
     """What every record of a campaign run at ``point`` with ``settings`` carries about how it
-    was measured: the testbed's CPU budget and CFS period, its version, the Storm settings its
-    jobs ran with (the point's, under ``settings.storm_conf``, merged as the run merges them:
+    was measured: the testbed's CPU budget and CFS period, its version, how the plugin dealt the
+    ackers of its plans (``acker_order``), the Storm settings its jobs ran with (the point's, under ``settings.storm_conf``, merged as the run merges them:
     ``RunSettings.over``), its ackers, and the point itself (``operating_point``). Runs of one
     cell that differ in these are never pooled (:func:`~streamplace.reproduce.measured.load_campaigns`)."""
     bed = settings.testbed
     ran = point.overridden(settings.storm_conf, bed.budget())
     return {"cpu_budget": bed.budget(), "storm_conf": settings.over(point.conf()), "spout_selectivity": True,
             "testbed_version": TESTBED_VERSION, "cpu_period_ms": bed.cpu_period_ms, "ackers": settings.ackers,
-            "bandwidth_scaled": bed.bandwidth_scaled, "operating_point": ran.document()}
+            "bandwidth_scaled": bed.bandwidth_scaled, "operating_point": ran.document(), "acker_order": PLUGIN_ACKER_ORDER}
 
 
 def point_settings(point: OperatingPoint, settings: RunSettings) -> RunSettings:

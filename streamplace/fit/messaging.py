@@ -8,8 +8,8 @@ explain it: the node's workers and the messages crossing a worker boundary at th
 second, both ends counted (:func:`~streamplace.model.calibration.run_messages`): data tuples between tasks of different
 workers, and with acking Storm's ack messages (a spout's emit to the acker, each bolt's ack of
 the tuple it executed, the acker's ack back to the spout; Storm picks the acker by hashing the
-tuple tree's root id, so uniformly over the ackers, which a plan places one per worker in (node,
-worker) order, :func:`~streamplace.model.calibration.ack_slots`).
+tuple tree's root id, so uniformly over the ackers, which a plan deals over its workers in the
+order its record names, :func:`~streamplace.model.calibration.ack_slots`).
 
 :func:`regress` is an ordinary least-squares fit of ``cores = a + b x workers + c x messages/s``
 over nodes and runs; it is a reading of campaign data (``benchmarks/acking_cpu.py``), not part of

@@ -37,7 +37,7 @@ running job has), at its own operating point (:class:`~.operating_point.Operatin
    spouts emit ``M`` per sleep); above it acks land spread over the sleep, half a sleep late on
    average. ``R`` is built from the hops the placement creates: each data hop and the ack path
    (last bolt -> acker -> spout; the acker is chosen by hashing the tuple tree's random root id,
-   so uniformly over the ackers, which a plan places one per worker in (node, worker) order) costs
+   so uniformly over the ackers, which a plan deals over its workers interleaved by node) costs
    the receiving executor's wake-up (half a level-3 sleep when idle bolts sleep at once, as in the
    campaign's settings; a ``parkNanos`` of about 0.05 ms when they park first, as by Storm's
    default) plus, between workers, the sending worker's transfer thread (it sleeps 1 ms when idle:
@@ -108,6 +108,12 @@ PARK_S = 0.00005
 #: mean wait of a tuple for the worker transfer thread, which sleeps a flat 1 ms when its queue is
 #: empty (``WorkerTransfer.makeTransferThread``, ``Utils.asyncLoop``): half of it
 TRANSFER_WAIT_S = 0.0005
+#: how the plugin deals a plan's ackers over its workers (``PlanAssignment``): ``interleaved``
+#: (the first worker of each node by name, then the second of each, as Storm's EvenScheduler
+#: interleaves slots), since 2026-11-30; ``node-major`` ((node name, worker) order) before, which
+#: a run record without ``acker_order`` ran under
+ACKER_ORDERS = ("interleaved", "node-major")
+PLUGIN_ACKER_ORDER = "interleaved"
 
 
 @dataclass(frozen=True)
@@ -131,6 +137,13 @@ class MeasuredRun:
     offered_source_rate: float | None = None
     #: cores each node used over the run (a testbed's cgroups; empty: not measured)
     node_cores: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    #: how the plugin placed the run's ackers (:data:`ACKER_ORDERS`); the other placements of a
+    #: calibration are predicted with the same
+    acker_order: str = PLUGIN_ACKER_ORDER
+
+    def __post_init__(self):
+        if self.acker_order not in ACKER_ORDERS:
+            raise ValueError(f"acker_order must be one of {', '.join(ACKER_ORDERS)}, got {self.acker_order!r}")
 
     @property
     def throughput(self) -> float:
@@ -202,24 +215,27 @@ def testbed_cluster(cluster: Cluster, cpu_budget: float | None, bandwidth_scaled
     return scaled_cluster(cluster, cpu_budget, bandwidth_scaled=bandwidth_scaled)
 
 
-def ack_slots(placement: Placement, cluster: Cluster, ackers: int) -> np.ndarray:
-    """Global worker ids holding the ackers: round-robin over the placement's workers in
-    (node name, worker) order, as the plugin places them (``PlanAssignment``)."""
+def ack_slots(placement: Placement, cluster: Cluster, ackers: int, order: str = PLUGIN_ACKER_ORDER) -> np.ndarray:
+    """Global worker ids holding the ackers: round-robin over the placement's workers, as the
+    plugin deals them (``PlanAssignment``): ``interleaved``, each worker ranked by its index
+    within its node, by (rank, node name); ``node-major``, by (node name, worker)."""
     slots = np.unique(placement.slot_ids(cluster))
     per_node = int(cluster.slots.max())
     names = [n.name for n in cluster.nodes]
-    ordered = sorted(slots.tolist(), key=lambda s: (names[s // per_node], s % per_node))
+    node_of = slots // per_node
+    rank = np.arange(slots.size) - np.searchsorted(node_of, node_of) if order == "interleaved" else np.zeros_like(slots)
+    ordered = [s for _, _, s in sorted(zip(rank.tolist(), (names[n] for n in node_of), slots.tolist()))]
     return np.array([ordered[i % len(ordered)] for i in range(ackers)], dtype=int)
 
 
 def crossing_messages(topology: Topology, placement: Placement, cluster: Cluster, flows: list, executed: np.ndarray,
-                      ackers: int) -> np.ndarray:
+                      ackers: int, acker_order: str = PLUGIN_ACKER_ORDER) -> np.ndarray:
     """Per node: messages per second that cross a worker boundary there, sent or received (both
     ends counted). Data: each edge of ``flows`` (``(stream, src, dst, rate)``, rates already at the
     load wanted) between tasks of different workers. With ``ackers`` > 0, Storm's ack messages:
     each task's ``executed`` tuples (a spout's: its emits, the ``ack_init``) go to an acker, and
     each spout emit comes back from one as the tree completes; the acker is drawn uniformly
-    (Storm hashes the tree's random root id) over :func:`ack_slots`."""
+    (Storm hashes the tree's random root id) over :func:`ack_slots` (in ``acker_order``)."""
     slot = placement.slot_ids(cluster)
     out = np.zeros(cluster.n_nodes)
     for _stream, src, dst, rate in flows:
@@ -229,7 +245,7 @@ def crossing_messages(topology: Topology, placement: Placement, cluster: Cluster
     if ackers > 0:
         per_node = int(cluster.slots.max())
         per_task = executed + np.where(topology.source_task_mask, executed, 0.0)
-        for a in ack_slots(placement, cluster, ackers):
+        for a in ack_slots(placement, cluster, ackers, acker_order):
             cross = slot != a
             share = per_task[cross] / ackers
             np.add.at(out, placement.node[cross], share)
@@ -272,7 +288,7 @@ class CalibratedModel:
             same_node = placement.node[src] == placement.node[dst]
             hop_latency.append(self._hop_s(same_node & (slot[src] == slot[dst]), same_node, size, bandwidth[placement.node[dst]]))
         data_path = path_latency(topo, [(f[0], f[1], f[2], f[3]) for f in flows], hop_latency)
-        ackers = ack_slots(placement, cluster, self.run.point.ackers)
+        ackers = ack_slots(placement, cluster, self.run.point.ackers, self.run.acker_order)
         per_node = int(cluster.slots.max())
         sinks = np.flatnonzero(~np.isin(topo.operator_of_task, [topo.index[s.src] for s in topo.streams]))
         sources = np.flatnonzero(topo.source_task_mask)
@@ -346,7 +362,7 @@ class CalibratedModel:
             return perf
         topo, cluster = self.problem.topology, self.problem.cluster
         _, flows = routed_flows(topo, placement.slot_ids(cluster))
-        messages = crossing_messages(topo, placement, cluster, flows, perf.in_rate, self.run.point.ackers)
+        messages = crossing_messages(topo, placement, cluster, flows, perf.in_rate, self.run.point.ackers, self.run.acker_order)
         demand = perf.cpu_demand + self.message_cpu_s * messages * self.base.speeds(cluster)
         scale, bottleneck = sustainable_scale(demand, perf.cpu_capacity, perf.nic_demand, perf.nic_capacity,
                                               [n.name for n in cluster.nodes])
@@ -504,7 +520,7 @@ def run_messages(problem: Problem, run: MeasuredRun) -> np.ndarray:
         factor = run.streams.get(pair, 0.0) / unit[pair] if unit[pair] > 0 else 0.0
         measured.append((stream, src, dst, np.asarray(rate, dtype=float) * factor))
     executed = np.array([run.tasks.get(label, (0.0, 0.0))[0] for label in topo.task_labels])
-    return crossing_messages(topo, run.placement, cluster, measured, executed, run.point.ackers)
+    return crossing_messages(topo, run.placement, cluster, measured, executed, run.point.ackers, run.acker_order)
 
 
 def executor_cores(problem: Problem, run: MeasuredRun) -> np.ndarray:
@@ -597,7 +613,8 @@ def run_from_record(record: Mapping, problem: Problem) -> MeasuredRun:
     offered = offered_rate(point, problem.topology)
     node_cores = {node: float(cpu["cores"]) for node, cpu in (record.get("node_cpu") or {}).items()}
     return MeasuredRun(point, placement, float(record["bolt_throughput"]), float(record["source_rate"]), tasks, streams,
-                       (record.get("latency_ms") or {}).get("mean"), float(record["cpu_budget"]), offered, node_cores)
+                       (record.get("latency_ms") or {}).get("mean"), float(record["cpu_budget"]), offered, node_cores,
+                       record.get("acker_order", "node-major"))   # records before 2026-11-30 lack it
 
 
 def mean_run(runs: list[MeasuredRun]) -> MeasuredRun:

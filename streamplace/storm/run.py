@@ -37,6 +37,7 @@ from pathlib import Path
 from ..model import Cluster, Placement, Problem, Topology
 from ..interrupt import temporary
 from ..files import atomic_write_text, check_output_dir, parse_document, quote, replace_dir, stage_dir
+from ..model.calibration import PLUGIN_ACKER_ORDER
 from ..model.keyvalue import split_pair
 from ..model.operating_point import OperatingPoint
 from ..model.specs import topology_to_dict
@@ -598,7 +599,7 @@ def summarise(problem: Problem, placement: Placement | None, result: dict, out_d
         # the model's quantity (``evaluate``'s predicted throughput): tuples executed by every
         # task, a spout's executed being what it emitted
         "throughput": bolts + spouts, "bolt_throughput": bolts, "source_rate": spouts,
-        "cpu_budget": budget,
+        "cpu_budget": budget, "acker_order": PLUGIN_ACKER_ORDER,
         **({"cpu_period_ms": settings.testbed.cpu_period_ms} if settings.mode == "cluster" else {}),
         "latency_ms": records.latency_summary(latency),
         "duration_s": seconds, "warmup_s": settings.warmup_s, "window_s": settings.window_s,

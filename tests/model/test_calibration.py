@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from streamplace.model import Cluster, Node, Operator, Placement, Problem, Stream, Topology
-from streamplace.model.calibration import (PARK_S, SLEEP_OVERSHOOT_S, TRANSFER_WAIT_S, MeasuredRun, calibrate,
+from streamplace.model.calibration import (PARK_S, ack_slots, SLEEP_OVERSHOOT_S, TRANSFER_WAIT_S, MeasuredRun, calibrate,
                                            calibrated_topology, mean_run, pending_time)
 from streamplace.model.graph import key_shares
 from streamplace.model.operating_point import CAMPAIGN_CONF, OPERATING_POINTS, OperatingPoint
@@ -407,3 +407,15 @@ def test_what_a_run_asked_of_its_spouts():
     assert offered_rate(OPERATING_POINTS["10ms-sleeps"], topo) is None
     assert offered_rate(OPERATING_POINTS["fixed-rate-10ms-sleeps"], topo) == 2 * 600.0
     assert offered_rate(OperatingPoint("measured"), topo) == 1000.0
+
+
+def test_ackers_are_dealt_interleaved_by_node_as_the_plugin_deals_them_and_node_major_before():
+    """Node a (index 1) has workers 0, 1, 2, node b (index 0) workers 0 and 1; three ackers. The
+    plugin's rule since 2026-11-30 (PlanAssignment, its JUnit test): a's first worker, b's
+    first, a's second (nodes by name, not index); the rule before: a's three workers. Global
+    worker ids: node index x 3 + worker."""
+    cluster = Cluster.build("two", [Node("b", 1, slots=3), Node("a", 1, slots=3)])   # node names out of index order
+    placement = Placement(node=np.array([1, 1, 1, 0, 0]), worker=np.array([0, 1, 2, 0, 1]))
+    assert ack_slots(placement, cluster, 3).tolist() == [3, 0, 4]
+    assert ack_slots(placement, cluster, 3, "node-major").tolist() == [3, 4, 5]
+    assert ack_slots(placement, cluster, 6).tolist() == [3, 0, 4, 1, 5, 3]

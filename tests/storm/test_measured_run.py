@@ -69,6 +69,8 @@ def test_unset_ackers_are_one_per_worker_as_in_storm(tmp_path):
     ({"measured_node_cpu": [0.5]}, "measured_node_cpu"),
     ({"latency_ms": {"mean": "slow"}}, "latency_ms.mean"),
     ({"latency_ms": {"mean": -1}}, "latency_ms.mean"),
+    ({"acker_order": "random"}, "acker_order"),
+    ({"acker_order": ["interleaved"]}, "acker_order"),
 ])
 def test_a_bad_run_is_refused_naming_its_field(tmp_path, change, field):
     with pytest.raises(SpecError, match=f"run.json: .*{field.replace('[', '.').replace(']', '.')}"):

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from streamplace.model import Problem
+from streamplace.model.calibration import ack_slots
 from streamplace.model.storm_ids import fields_target, int_key_hash, labels_by_storm_id
 from streamplace.schedulers import make_scheduler
 from streamplace.storm.plans import workers_of
@@ -29,19 +30,19 @@ def runs(storm_ready, groupings, tmp_path_factory):
     p = groupings
     topo = p.topology
     metis = make_scheduler("metis", {}).schedule(p).placement
-    even2 = make_scheduler("even", {"workers": 2}).schedule(p).placement
 
     def named(name):
         return type(topo)(name=name, operators=topo.operators, streams=topo.streams)
 
     bad = {"placement": {**metis.to_mapping(topo.task_labels, p.cluster), "Fan[0]": {"node": "nowhere", "worker": 0}}}
-    jobs = [Job("acked", named("acked"), even2, 2, conf={"topology.acker.executors": 2}, group=0),
+    # metis' plan has two workers on g00 and on g01: interleaved, its two ackers go to g00 and g01
+    jobs = [Job("acked", named("acked"), metis, workers_of(metis), conf={"topology.acker.executors": 2}, group=0),
             Job("unplanned", named("unplanned"), None, 3, group=1),
             Job("badplan", named("badplan"), None, 3, plan=bad, group=2),
             Job("with-plan", named("with-plan"), metis, workers_of(metis), group=3),
             Job("without-plan", named("without-plan"), None, 2, group=3)]
     results = run_jobs(p.cluster, jobs, RunSettings(), tmp_path_factory.mktemp("storm-runs"))
-    return p, {"metis": metis, "even2": even2}, results
+    return p, {"metis": metis}, results
 
 
 def test_task_ids_with_ackers_follow_storms_numbering(runs):
@@ -52,11 +53,13 @@ def test_task_ids_with_ackers_follow_storms_numbering(runs):
     assert [c for _, c in sorted(storm.items())][:5] == ["Fan", "Fan", "Fan", "__acker", "__acker"]
     ours = labels_by_storm_id(p.topology, {"__acker": 2})
     assert {t: ours[t].split("[")[0] for t in ours} == {t: c for t, c in storm.items() if c != "__acker"}
-    assert r["assignment"] == plans["even2"].to_mapping(p.topology.task_labels, p.cluster)
-    # ackers are dealt over the plan's workers in (node, worker) order
+    assert r["assignment"] == plans["metis"].to_mapping(p.topology.task_labels, p.cluster)
+    # ackers are where the model puts them (the plugin deals them over the plan's workers interleaved by node)
     assert sorted(r["system_executors"]) == ["__acker#4", "__acker#5"]
-    workers = sorted({(w["node"], w["worker"]) for w in r["assignment"].values()})
-    assert [(w["node"], w["worker"]) for _, w in sorted(r["system_executors"].items())] == workers[:2]
+    per_node = int(p.cluster.slots.max())
+    expected = [(p.cluster.nodes[s // per_node].name, s % per_node) for s in ack_slots(plans["metis"], p.cluster, 2)]
+    assert len({node for node, _ in expected}) == 2
+    assert [(w["node"], w["worker"]) for _, w in sorted(r["system_executors"].items())] == expected
     # submitted inactive (placement only): Storm's spouts never emitted, so no tuple tree was acked or failed
     assert (r["spout_acked"], r["spout_failed"]) == (0, 0)
     # the acker counts Nimbus stored, reported with each job's settings (a calibration reads them)

@@ -1,6 +1,7 @@
 package org.streamplace.storm;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -25,9 +26,12 @@ import org.apache.storm.scheduler.WorkerSlot;
  * assignable port in ascending order.
  *
  * <p>System executors ({@code __acker}, {@code __eventlogger}, {@code __metrics_*}) are not in a plan.
- * Rule: in order of their first task id they are dealt round-robin over the plan's workers, the
- * workers ordered by (node name, worker index). So ackers spread like Storm's default of one
- * acker per worker, and a plan with one worker keeps all of them local.
+ * Rule: in order of their first task id they are dealt round-robin over the plan's workers,
+ * interleaved by node: the first worker (lowest index) of each node in node-name order, then the
+ * second of each, and so on ({@link #interleaved}), as Storm's EvenScheduler interleaves the
+ * nodes' slots ({@code EvenScheduler.sortSlots}). So three ackers on a plan over four nodes go to
+ * three nodes, not all to the first node's workers (the rule until 2026-11-30, which put the
+ * ackers' work on one node), and a plan with one worker keeps all of them local.
  */
 public final class PlanAssignment {
     /** The plan cannot be applied; the message is what the user sees as the topology's status. */
@@ -130,9 +134,29 @@ public final class PlanAssignment {
         if (out.isEmpty()) {
             throw new Misfit("the topology has no task to place");
         }
-        List<WorkerSlot> order = new ArrayList<>(slotOf.values());
+        List<WorkerSlot> order = new ArrayList<>();
+        for (Plan.Target t : interleaved(slotOf.keySet())) {
+            order.add(slotOf.get(t));
+        }
         for (int i = 0; i < system.size(); i++) {
             out.get(order.get(i % order.size())).add(system.get(i));
+        }
+        return out;
+    }
+
+    /** The workers in the order system executors are dealt over them (the class comment's rule). */
+    static List<Plan.Target> interleaved(Collection<Plan.Target> workers) {
+        Map<String, List<Plan.Target>> byNode = new TreeMap<>();
+        for (Plan.Target t : new TreeSet<>(workers)) {
+            byNode.computeIfAbsent(t.node(), n -> new ArrayList<>()).add(t);
+        }
+        List<Plan.Target> out = new ArrayList<>();
+        for (int rank = 0; out.size() < byNode.values().stream().mapToInt(List::size).sum(); rank++) {
+            for (List<Plan.Target> ofNode : byNode.values()) {
+                if (rank < ofNode.size()) {
+                    out.add(ofNode.get(rank));
+                }
+            }
         }
         return out;
     }

@@ -74,15 +74,23 @@ class PlanSchedulerTest {
     }
 
     @Test
-    void ackersAreDealtOverThePlansWorkersInNodeWorkerOrder() throws Exception {
+    void ackersAreDealtOverThePlansWorkersInterleavedByNode() throws Exception {
         Fixtures.writePlan(dir, "wc", PLAN);
         TopologyDetails td = Fixtures.topology(Fixtures.WORDCOUNT, "wc-1-1", 4, 5);
         Map<String, String> placed = Fixtures.placed(round(Fixtures.scheduler(dir), null, td), td);
-        // __acker tasks 1-5 over a:6700, a:6701, b:6700, b:6701, then a:6700 again
-        assertEquals(List.of("a:6700", "a:6701", "b:6700", "b:6701", "a:6700"),
+        // __acker tasks 1-5 over the first worker of a and of b, then the second of each, then a's first again
+        assertEquals(List.of("a:6700", "b:6700", "a:6701", "b:6701", "a:6700"),
             List.of(placed.get("__acker#1"), placed.get("__acker#2"), placed.get("__acker#3"), placed.get("__acker#4"),
                     placed.get("__acker#5")));
         assertEquals("a:6701", placed.get("split[0]"));
+    }
+
+    @Test
+    void workersInterleaveByNodeInTheOrderOfTheirIndexWithinEach() {
+        // a's workers 0, 2, 7 and b's 5: a's lowest, b's, then a's next two (sparse indexes rank as given)
+        assertEquals(List.of(new Plan.Target("a", 0), new Plan.Target("b", 5), new Plan.Target("a", 2), new Plan.Target("a", 7)),
+            PlanAssignment.interleaved(List.of(new Plan.Target("a", 7), new Plan.Target("b", 5), new Plan.Target("a", 0),
+                                               new Plan.Target("a", 2))));
     }
 
     @Test
