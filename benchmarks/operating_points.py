@@ -19,6 +19,7 @@ from pathlib import Path
 
 from streamplace.fit import runs as fit_runs
 from streamplace.fit.operating_points import passes, per_experiment, score
+from streamplace.model.specs import SpecError
 from streamplace.reproduce.measured import load_runs
 
 #: held out of every fit by the analysis plan (benchmarks/results/PLAN-operating-points.md)
@@ -29,10 +30,18 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs", nargs="+", type=Path, help="runs.jsonl files, one operating point each")
     args = ap.parse_args()
+    try:   # every file read before any figure: a bad one is one line, exit 2
+        runs = [load_runs(path) for path in args.runs]
+        for path, loaded in zip(args.runs, runs):
+            if not loaded:
+                raise SpecError(path, "", "holds no run records")
+    except SpecError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     problem_of = fit_runs.run_problems()
     table = []
-    for path in args.runs:
-        for s in per_experiment(load_runs(path), score, problem_of):
+    for loaded in runs:
+        for s in per_experiment(loaded, score, problem_of):
             table.append(s)
             print(f"\n== {s.point} / {s.experiment}{'  (held out of every fit)' if s.point in HELD_OUT else ''}")
             print(f"{'placement':22} {'measured':>10} {'spread':>8} {'n':>2} {'calibrated':>11} {'bound':>13} {'bundled':>10}")
