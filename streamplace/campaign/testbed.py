@@ -203,8 +203,8 @@ def measured(problem: Problem, placement: Placement | None, result: dict, monito
 def operating_point(settings: RunSettings, point: OperatingPoint = OPERATING_POINTS["10ms-sleeps"]) -> dict:
     """What every record of a campaign run at ``point`` with ``settings`` carries about how it
     was measured: the testbed's CPU budget and CFS period, its version, how the plugin dealt the
-    ackers of its plans (``acker_order``), the Storm settings its jobs ran with (the point's, under ``settings.storm_conf``, merged as the run merges them:
-    ``RunSettings.over``), its ackers, and the point itself (``operating_point``). Runs of one
+    ackers of its plans (``acker_order``), the Storm settings its jobs ran with (the point's,
+    under ``settings.storm_conf``, merged as the run merges them: ``RunSettings.over``), its ackers, and the point itself (``operating_point``). Runs of one
     cell that differ in these are never pooled (:func:`~streamplace.reproduce.measured.load_campaigns`)."""
     bed = settings.testbed
     ran = point.overridden(settings.storm_conf, bed.budget())

@@ -114,6 +114,7 @@ TRANSFER_WAIT_S = 0.0005
 #: a run record without ``acker_order`` ran under
 ACKER_ORDERS = ("interleaved", "node-major")
 PLUGIN_ACKER_ORDER = "interleaved"
+UNRECORDED_ACKER_ORDER = "node-major"
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,8 @@ class MeasuredRun:
 
     def __post_init__(self):
         if self.acker_order not in ACKER_ORDERS:
-            raise ValueError(f"acker_order must be one of {', '.join(ACKER_ORDERS)}, got {self.acker_order!r}")
+            raise ValueError(f"must be one of {', '.join(ACKER_ORDERS)} (how the plan's ackers were dealt), "
+                             f"got {self.acker_order!r}")
 
     @property
     def throughput(self) -> float:
@@ -614,7 +616,7 @@ def run_from_record(record: Mapping, problem: Problem) -> MeasuredRun:
     node_cores = {node: float(cpu["cores"]) for node, cpu in (record.get("node_cpu") or {}).items()}
     return MeasuredRun(point, placement, float(record["bolt_throughput"]), float(record["source_rate"]), tasks, streams,
                        (record.get("latency_ms") or {}).get("mean"), float(record["cpu_budget"]), offered, node_cores,
-                       record.get("acker_order", "node-major"))   # records before 2026-11-30 lack it
+                       record.get("acker_order", UNRECORDED_ACKER_ORDER))
 
 
 def mean_run(runs: list[MeasuredRun]) -> MeasuredRun:

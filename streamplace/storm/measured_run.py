@@ -26,7 +26,7 @@ import pandas as pd
 
 from ..files import check_total_size, quote, read_document
 from ..model import Problem
-from ..model.calibration import ACKER_ORDERS, PLUGIN_ACKER_ORDER, MeasuredRun, offered_rate, rate_maps
+from ..model.calibration import PLUGIN_ACKER_ORDER, MeasuredRun, offered_rate, rate_maps
 from ..model.operating_point import OperatingPoint
 from ..model.specs import SpecError, placement_from_dict
 from . import records
@@ -135,8 +135,8 @@ def read_run(path: str | os.PathLike, problem: Problem) -> MeasuredRun:
         raise SpecError(doc_path, "measured_node_cpu", "must map each node to {cores: ...}")
     node_cores = {node: float(cpu["cores"]) for node, cpu in node_cpu.items()
                   if isinstance(cpu, dict) and isinstance(cpu.get("cores"), (int, float)) and not isinstance(cpu["cores"], bool)}
-    order = doc.get("acker_order", PLUGIN_ACKER_ORDER)
-    if order not in ACKER_ORDERS:
-        raise SpecError(doc_path, "acker_order", f"must be one of {', '.join(ACKER_ORDERS)} (how the plan's ackers were dealt), "
-                                                 f"got {quote(order)}")
-    return MeasuredRun(point, placement, bolts, spouts, tasks, streams, latency, budget, offered, node_cores, order)
+    try:   # MeasuredRun checks acker_order (the one field of the document it checks itself)
+        return MeasuredRun(point, placement, bolts, spouts, tasks, streams, latency, budget, offered, node_cores,
+                           doc.get("acker_order", PLUGIN_ACKER_ORDER))
+    except ValueError as exc:
+        raise SpecError(doc_path, "acker_order", str(exc)) from None
