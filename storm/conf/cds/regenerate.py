@@ -16,6 +16,7 @@ testbed needs (root, network namespaces, the cgroup cpu controller); both need t
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import sys
 import tempfile
@@ -51,7 +52,10 @@ def listing(path: str) -> tuple[str, ...]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    runner_only = "--runner-only" in (sys.argv[1:] if argv is None else argv)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runner-only", action="store_true",
+                    help="only runner.classlist, from the embedded run (no root needed)")
+    runner_only = ap.parse_args(argv).runner_only
     problem = problems()[EXPERIMENT]
     placement = make_scheduler("even", {"workers": 2}).schedule(problem).placement
     job = saturated_job("classes", problem.topology, placement, 10.0)
