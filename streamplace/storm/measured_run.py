@@ -44,10 +44,11 @@ def _read_records(path: Path, doc_path: Path, key: str, columns: tuple[str, ...]
             frame = pd.read_json(path, lines=True, dtype=False)
     except (ValueError, OSError, pd.errors.EmptyDataError) as exc:
         raise SpecError(path, key, f"not readable as monitoring records ({quote(str(exc))})") from None
-    missing = [c for c in columns if c not in frame.columns]
-    if missing or not len(frame):
-        raise SpecError(path, missing[0] if missing else key,
-                        "missing: monitoring records need " + ", ".join(columns) if missing else "no records")
+    except (AttributeError, TypeError):   # pandas on a line that is JSON but not an object
+        raise SpecError(path, key, "not readable as monitoring records (a line is not a JSON object)") from None
+    if not len(frame):
+        raise SpecError(path, key, "no records")
+    records.check_records(frame, path, columns, "load" if key == "load_file" else "traffic")
     return frame
 
 

@@ -27,7 +27,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Callable
 
+from ..files import SpecError
 from .errors import StormError
+from .records import check_records
 
 PATH = "/records"
 KINDS = ("traffic", "load", "latency")
@@ -60,10 +62,31 @@ def parse_window(line: str, number: int) -> dict:
         text = doc.get(kind)
         if not isinstance(text, str) or (text and not text.endswith("\n")):
             raise BadWindow(f"line {number}: {kind}: must be JSON Lines ending in a newline")
+        _check_kind(text, kind, number)
     dropped = doc.get("dropped", 0)
     if isinstance(dropped, bool) or not isinstance(dropped, int) or dropped < 0:
         raise BadWindow(f"line {number}: dropped: must be a count")
     return doc
+
+
+def _check_kind(text: str, kind: str, number: int) -> None:
+    """The records of one kind in a window, as the monitor's files must hold them
+    (:func:`~.records.check_records`); :class:`BadWindow` naming the line, kind and field otherwise."""
+    import pandas as pd
+    rows = []
+    for line in text.splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError as e:
+            raise BadWindow(f"line {number}: {kind}: a record is not JSON ({e})") from None
+        if not isinstance(row, dict):
+            raise BadWindow(f"line {number}: {kind}: a record is not a JSON object")
+        rows.append(row)
+    if rows:
+        try:
+            check_records(pd.DataFrame(rows), f"line {number}", kind=kind)
+        except SpecError as e:
+            raise BadWindow(f"line {number}: {kind}: {e.field_path}: {e.problem}") from None
 
 
 class RecordsReceiver:

@@ -9,13 +9,14 @@ the windows inside its measured interval.
 from __future__ import annotations
 
 import io
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..model import Topology
-from ..files import atomic_write_bytes, check_total_size
+from ..files import SpecError, atomic_write_bytes, check_total_size, quote
 from ..profile import LOAD_COLUMNS, TRAFFIC_COLUMNS
 
 if TYPE_CHECKING:   # pandas loads in ~0.5 s: imported where used, so the CLI starts without it
@@ -23,7 +24,64 @@ if TYPE_CHECKING:   # pandas loads in ~0.5 s: imported where used, so the CLI st
 
 #: Latency buckets per doubling (``LatencyHistogram.PER_DOUBLING`` in Java).
 PER_DOUBLING = 8
+#: latency buckets a record may name: 2^40 us (about 12 days) and beyond fall in none
+LATENCY_BUCKETS = 40 * PER_DOUBLING
 EPS = 1e-6
+#: per kind: the fields every record of the monitor has (``TrafficMonitor``); ``acked`` and
+#: ``failed`` (a spout's load record with ackers) may be absent
+RECORD_FIELDS = {"traffic": TRAFFIC_COLUMNS, "load": LOAD_COLUMNS,
+                 "latency": ("window_start", "window_seconds", "task", "count", "buckets")}
+_LABELS = ("task", "src_task", "dst_task")
+_OPTIONAL_COUNTS = ("acked", "failed")
+
+
+def check_records(rows: pd.DataFrame, source, required=None, kind: str = "load") -> None:
+    """:class:`~streamplace.files.SpecError` naming ``source`` and the field unless every row of
+    ``rows`` is a monitor record of ``kind``: its ``required`` fields (default: all of the kind's)
+    present and set, task labels strings, times, seconds and counts finite numbers >= 0 (a
+    window's length > 0), latency buckets ``[bucket, count]`` pairs within the histogram."""
+    from pandas.api.types import infer_dtype
+    required = tuple(RECORD_FIELDS[kind] if required is None else required)
+    for field in required:
+        if field not in rows.columns:
+            raise SpecError(source, field, "missing: monitoring records need " + ", ".join(required))
+        if rows[field].isna().any():
+            raise SpecError(source, field, f"missing in record {int(rows[field].isna().to_numpy().argmax()) + 1}")
+    for field in rows.columns.intersection([*required, *_OPTIONAL_COUNTS]):
+        column = rows[field]
+        if field in _LABELS:
+            if infer_dtype(column, skipna=False) == "string":
+                continue
+            bad = ~column.map(lambda v: isinstance(v, str))
+            problem = "must be a task label (a string)"
+        elif field == "buckets":
+            bad = ~column.map(_buckets_ok)
+            problem = f"must be a list of [bucket, count] pairs, buckets 0..{LATENCY_BUCKETS - 1}, counts >= 0"
+        else:
+            bad = _bad_numbers(column, np.nextafter(0.0, 1.0) if field == "window_seconds" else 0.0)
+            problem = "must be a number of seconds > 0" if field == "window_seconds" else "must be a finite number >= 0"
+        if bad.any():
+            row = int(bad.to_numpy().argmax())
+            raise SpecError(source, field, f"{problem}, got {quote(column.iloc[row])} in record {row + 1}")
+
+
+def _bad_numbers(column: pd.Series, low: float) -> pd.Series:
+    """Which set values of ``column`` are not finite numbers >= ``low`` (a boolean is not one)."""
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+    is_set = column.notna()
+    if is_bool_dtype(column):
+        return is_set
+    if is_numeric_dtype(column):
+        values = column.to_numpy(dtype=float, na_value=np.nan)
+        return is_set & ~(np.isfinite(values) & (values >= low))
+    return is_set & column.map(lambda v: isinstance(v, bool) or not isinstance(v, (int, float))
+                               or not math.isfinite(v) or v < low)
+
+
+def _buckets_ok(value) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, int) and not isinstance(x, bool) for x in pair)
+        and 0 <= pair[0] < LATENCY_BUCKETS and pair[1] >= 0 for pair in value)
 
 
 def read_monitor(monitor_dir: Path, kind: str, start: float, end: float, *, live: bool = False) -> pd.DataFrame:
@@ -34,11 +92,19 @@ def read_monitor(monitor_dir: Path, kind: str, start: float, end: float, *, live
     check_total_size(files, monitor_dir, what=f"{kind} monitoring records", in_memory="json")
 
     def frame(path: Path) -> pd.DataFrame:
-        if not live:
-            return pd.read_json(path, lines=True, dtype=False)
         text = path.read_text(errors="replace")
-        text = text[:text.rfind("\n") + 1]
-        return pd.read_json(io.StringIO(text), lines=True, dtype=False) if text.strip() else pd.DataFrame()
+        if live:
+            text = text[:text.rfind("\n") + 1]
+        if not text.strip():
+            return pd.DataFrame()
+        try:
+            rows = pd.read_json(io.StringIO(text), lines=True, dtype=False)
+        except ValueError as exc:
+            raise SpecError(path, "", f"not readable as monitoring records ({quote(str(exc))})") from None
+        except (AttributeError, TypeError):   # pandas on a line that is JSON but not an object
+            raise SpecError(path, "", "not readable as monitoring records (a line is not a JSON object)") from None
+        check_records(rows, path, kind=kind)
+        return rows
     frames = [f for f in (frame(p) for p in files) if len(f)]
     if not frames:
         return pd.DataFrame()

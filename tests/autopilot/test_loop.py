@@ -470,6 +470,21 @@ def test_a_solver_that_aborts_fails_one_period_and_the_loop_goes_on(tmp_path, mo
     assert ap.step(42.0).reason.startswith("gain")   # the next period computes a candidate again
 
 
+def test_a_record_of_the_wrong_type_fails_the_period_naming_file_and_field(tmp_path):
+    """A monitor record whose count is a string (the loop used to end in a TypeError) is one
+    failed period, logged; no plan."""
+    from streamplace.autopilot import loop
+    write_windows(tmp_path / "monitor", [0.0, 10.0, 20.0])
+    with open(tmp_path / "monitor" / "load-job-6700-1.jsonl", "a") as fh:
+        fh.write(json.dumps({"window_start": 20.0, "window_seconds": WINDOW, "task": "s[0]", "executed": "x",
+                             "cpu_seconds": 0.1}) + "\n")
+    decisions = []
+    assert loop.run(pilot(tmp_path), period_s=10.0, periods=1, on_decision=decisions.append, clock=lambda: 32.0) == 1
+    assert decisions[0].decision == "keep" and "period failed: SpecError" in decisions[0].reason
+    assert "load-job-6700-1.jsonl: executed: must be a finite number >= 0, got 'x' in record 13" in decisions[0].reason
+    assert not (tmp_path / "plans" / "job.json").exists()
+
+
 def test_a_plan_file_someone_else_replaced_is_left_alone_and_the_log_says_so(tmp_path):
     """After the loop applied a plan, garbage in the plan file, then another placement, then the
     loop's own again: no plan is written over someone else's, and each period says why."""

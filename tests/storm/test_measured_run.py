@@ -100,6 +100,21 @@ def test_records_that_are_not_monitoring_records_are_refused_naming_the_file(tmp
         read_run(tmp_path / "other", problem)
 
 
+@pytest.mark.parametrize("line, field", [
+    ('{"window_start": 0, "task": "s[0]", "executed": "x", "cpu_seconds": 0.1}', "executed"),
+    ('{"window_start": "now", "task": "s[0]", "executed": 5, "cpu_seconds": 0.1}', "window_start"),
+    ('{"window_start": 0, "task": "s[0]", "executed": 5, "cpu_seconds": -1}', "cpu_seconds"),
+    ('{"window_start": 0, "task": "s[0]", "executed": true, "cpu_seconds": 0.1}', "executed"),
+    ('{"window_start": 0, "task": 7, "executed": 5, "cpu_seconds": 0.1}', "task"),
+    ('[1, 2]', "load_file"),
+])
+def test_a_record_of_the_wrong_type_is_refused_naming_file_and_field(tmp_path, line, field):
+    run = write_run(tmp_path / "run")
+    (run / "load.jsonl").write_text('{"window_start": 0, "task": "s[0]", "executed": 5, "cpu_seconds": 0.1}\n' + line + "\n")
+    with pytest.raises(SpecError, match=f"load.jsonl: {field}: "):
+        read_run(run, Problem.from_topology(TOPO, CLUSTER))
+
+
 def test_a_run_whose_tasks_executed_nothing_is_refused(tmp_path):
     with pytest.raises(SpecError, match="no task executed a tuple"):
         read_run(write_run(tmp_path / "run", spout_rate=0.0), Problem.from_topology(TOPO, CLUSTER))

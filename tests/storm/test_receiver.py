@@ -66,6 +66,25 @@ def test_a_bad_line_refuses_the_whole_request_naming_line_and_field(receiver):
     assert receiver.stats()["refused"] == 3
 
 
+@pytest.mark.parametrize("record, field", [
+    ({"executed": "x"}, "executed"), ({"window_start": "now"}, "window_start"), ({"window_seconds": 0}, "window_seconds"),
+    ({"task": None}, "task"), ({"cpu_seconds": float("inf")}, "cpu_seconds"),
+])
+def test_a_record_of_the_wrong_type_refuses_the_request_and_writes_nothing(receiver, record, field):
+    load = {"window_start": 11.0, "window_seconds": 1.0, "task": "src[0]", "executed": 5, "cpu_seconds": 0.01, **record}
+    bad = json.loads(window(11.0))
+    bad["load"] = json.dumps(load) + "\n"
+    code, message = post(receiver, [window(10.0), json.dumps(bad)])
+    assert code == 400 and message.startswith(f"line 2: load: {field}: ")
+    assert not receiver.out_dir.exists() or not any(receiver.out_dir.iterdir())
+
+
+def test_a_record_that_is_not_an_object_refuses_the_request(receiver):
+    bad = json.loads(window(10.0))
+    bad["traffic"] = "[1, 2]\n"
+    assert post(receiver, [json.dumps(bad)]) == (400, "line 1: traffic: a record is not a JSON object")
+
+
 def test_drops_reported_by_a_worker_or_the_consumer_are_noted(receiver):
     post(receiver, [window(10.0, dropped=0), window(11.0, dropped=2)], headers={"X-Streamplace-Dropped": "1"})
     assert receiver.stats()["dropped"] == 3
