@@ -44,14 +44,20 @@ class BadWindow(ValueError):
     """A line of a request that is not a window: its message names the line and the field."""
 
 
-def parse_window(line: str, number: int) -> dict:
-    """One line of a request as a window; :class:`BadWindow` naming the line and field otherwise."""
+def _json_object(line: str, where: str) -> dict:
+    """``line`` as a JSON object; :class:`BadWindow` saying ``where`` it is otherwise."""
     try:
         doc = json.loads(line)
     except ValueError as e:
-        raise BadWindow(f"line {number}: not JSON ({e})") from None
+        raise BadWindow(f"{where}not JSON ({e})") from None
     if not isinstance(doc, dict):
-        raise BadWindow(f"line {number}: not a JSON object")
+        raise BadWindow(f"{where}not a JSON object")
+    return doc
+
+
+def parse_window(line: str, number: int) -> dict:
+    """One line of a request as a window; :class:`BadWindow` naming the line and field otherwise."""
+    doc = _json_object(line, f"line {number}: ")
     for key in ("host", "worker"):
         if not isinstance(doc.get(key), str) or not doc[key]:
             raise BadWindow(f"line {number}: {key}: must be a non-empty string")
@@ -73,15 +79,7 @@ def _check_kind(text: str, kind: str, number: int) -> None:
     """The records of one kind in a window, as the monitor's files must hold them
     (:func:`~.records.check_records`); :class:`BadWindow` naming the line, kind and field otherwise."""
     import pandas as pd
-    rows = []
-    for line in text.splitlines():
-        try:
-            row = json.loads(line)
-        except ValueError as e:
-            raise BadWindow(f"line {number}: {kind}: a record is not JSON ({e})") from None
-        if not isinstance(row, dict):
-            raise BadWindow(f"line {number}: {kind}: a record is not a JSON object")
-        rows.append(row)
+    rows = [_json_object(line, f"line {number}: {kind}: a record is ") for line in text.splitlines()]
     if rows:
         try:
             check_records(pd.DataFrame(rows), f"line {number}", kind=kind)
