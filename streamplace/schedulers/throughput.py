@@ -17,7 +17,10 @@ an instance of the operator owning the hottest task of the first over-utilised m
 machine where the new instance's TCU is least among those that stay within MAC after the
 operator's input is re-shared; if none, and ``R > Scale``: ``Scale *= 2`` and go back to the last
 stable state; otherwise stop and return the last stable state. ``R <= Scale`` means the next step
-would be under 1 tuple/s, so rates must be in tuples/s.
+would be under 1 tuple/s, so rates must be in tuples/s. Where nothing is over MAC even at
+``MAX_RATE`` (10^12 tuples/s, the largest number a spec may give; costs of 10^-15 s a tuple
+reach no limit before floating point does), the search stops at the last stable rate below it
+(a deliberate bound: Alg. 2 would double the rate for ever).
 
 Parameter ``max_batch`` (default 1 = the paper's text): when a single new instance fits
 on no machine, try taking 2, 3, ... ``max_batch`` instances at once, all sharing the operator's
@@ -60,6 +63,7 @@ import numpy as np
 from ..files import quote
 from ..model import Cluster, Placement, Problem, Topology, build_task_graph
 from ..model.profiling import Profiling, derive_profiling, load_profiling
+from ..model.specs import MAX_NUMBER
 from .base import NoSolution, NotApplicable, Outcome, Scheduler, register
 
 MAC = 100.0
@@ -194,6 +198,10 @@ def first_assignment(model: CpuModel, r0: float) -> np.ndarray:
     return counts
 
 
+#: the highest input rate the search tries (tuples/s): the specs' own bound on any number
+MAX_RATE = MAX_NUMBER
+
+
 @dataclass(frozen=True)
 class Search:
     counts: np.ndarray
@@ -248,7 +256,10 @@ def maximize_throughput(model: CpuModel, counts: np.ndarray, r0: float, max_batc
         over = np.flatnonzero(usage > MAC + TOL)
         if over.size == 0:
             stable_counts, stable_rate = counts.copy(), rate
-            rate += rate / scale
+            step = rate + rate / scale
+            if not step <= MAX_RATE or step == rate:   # nothing binds below any rate a spec can state
+                return Search(stable_counts, stable_rate, scale, iterations, step)
+            rate = step
             continue
         m = over[0]
         hosted = np.flatnonzero(counts[:, m])

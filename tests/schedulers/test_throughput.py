@@ -241,6 +241,18 @@ def test_without_profiling_uses_cpu_per_tuple_or_reports_why_not():
     assert res.status == "not_applicable" and res.message.startswith("no profiling: operator 'a' has no cpu_per_tuple")
 
 
+def test_costs_that_bind_at_no_rate_stop_at_the_highest_rate_a_spec_can_state():
+    """10^-15 s a tuple: no machine is ever over MAC; Alg. 2 would double the rate for ever (it
+    did, until floating point stopped it growing and the loop spun). The search stops at the last
+    doubling below MAX_RATE."""
+    from streamplace.schedulers.throughput import MAX_RATE
+    topo = Topology.build("t", [Operator("a", 1, role="source", source_rate=10.0, cpu_per_tuple=1e-15),
+                                Operator("b", 1, cpu_per_tuple=1e-15)], [Stream("a", "b")])
+    cluster = Cluster.build("c", [Node(f"n{i}", 4, cores=4) for i in range(2)])
+    res = make_scheduler("throughput").schedule(Problem.from_topology(topo, cluster))
+    assert res.ok and MAX_RATE / 2 < res.details["max_rate"] <= MAX_RATE and res.details["scale"] == 1.0
+
+
 def test_global_grouping_is_refused():
     topo = Topology.build("g", [Operator("a", 1, cpu_per_tuple=0.001), Operator("b", 1, cpu_per_tuple=0.001)],
                           [Stream("a", "b", grouping="global")])
