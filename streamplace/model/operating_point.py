@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
 
+from ..files import quote
+
 #: Storm 2.8's defaults (``conf/defaults.yaml``) for the settings the flow-control bound reads:
 #: idle spouts sleep at once (levels 1 and 2 are 0 iterations), idle bolts and held-back
 #: producers first spin once and park 1,000 times, then sleep; every sleep is 1 ms.
@@ -68,6 +70,11 @@ SATURATED_RATE = 50_000.0
 #: the campaign's placements sustain saturated at 10ms-sleeps and a quarter of the weakest at
 #: storm-defaults (2026-11-27-operating-points): every placement runs at the sources' own rate
 FIXED_RATE = 600.0
+#: the most ackers or max spout pending a run may state: a topology's task limit
+#: (``specs.MAX_TASKS``); the model deals every acker a slot, so more would only take memory
+MAX_COUNT = 10_000_000
+#: the largest value of the other settings above: Storm reads them as Java ints
+JAVA_INT_MAX = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -151,18 +158,31 @@ class OperatingPoint:
     def of_conf(cls, conf: Mapping[str, Any], workers: int, cpu_budget: float | None = None) -> "OperatingPoint":
         """The point a job with topology settings ``conf`` (as Nimbus holds them) ran at on
         ``workers`` workers: unset ackers are one per worker, as Storm makes them."""
-        ackers = conf.get("topology.acker.executors")
-        pending = conf.get("topology.max.spout.pending")
+        ackers = _count_setting(conf, "topology.acker.executors")
+        pending = _count_setting(conf, "topology.max.spout.pending")
         keys = (set(STORM_DEFAULTS) | set(CAMPAIGN_CONF)) - {"topology.max.spout.pending"}
         storm_conf = {k: conf[k] for k in sorted(keys) if k in conf and conf[k] != STORM_DEFAULTS.get(k)}
-        return cls("measured", storm_conf, ackers=int(workers if ackers is None else ackers),
-                   max_spout_pending=int(pending) if pending else None, cpu_budget=cpu_budget)
+        for key in storm_conf:   # counts, sizes and sleeps: Java ints in Storm
+            _count_setting(storm_conf, key, JAVA_INT_MAX)
+        return cls("measured", storm_conf, ackers=workers if ackers is None else ackers,
+                   max_spout_pending=pending or None, cpu_budget=cpu_budget)   # 0 pending: no limit, as in Storm
 
     @classmethod
     def from_document(cls, doc: Mapping[str, Any]) -> "OperatingPoint":
         return cls(name=str(doc["name"]), storm_conf=dict(doc.get("storm_conf") or {}), ackers=int(doc.get("ackers", 0)),
                    max_spout_pending=doc.get("max_spout_pending"), source_rate=doc.get("source_rate"),
                    cpu_budget=doc.get("cpu_budget"), bandwidth_scaled=bool(doc.get("bandwidth_scaled", False)))
+
+
+def _count_setting(conf: Mapping[str, Any], key: str, most: int = MAX_COUNT) -> int | None:
+    """Storm setting ``key`` of ``conf``: None when unset, else an integer 0..``most``
+    (ValueError naming the key otherwise)."""
+    value = conf.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= most:
+        raise ValueError(f"{key} must be an integer 0..{most:,}, got {quote(value)}")
+    return value
 
 
 #: The named operating points of the testbed campaigns (benchmarks/results/index.yaml describes

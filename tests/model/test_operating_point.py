@@ -43,6 +43,19 @@ def test_bad_points_are_refused_with_the_field_named():
         named("nope")
 
 
+@pytest.mark.parametrize("conf, message", [
+    ({"topology.acker.executors": 10**8}, "topology.acker.executors must be an integer 0..10,000,000, got 100000000"),
+    ({"topology.max.spout.pending": True}, "topology.max.spout.pending must be an integer"),
+    ({"topology.spout.wait.progressive.level3.sleep.millis": "ten"}, "sleep.millis must be an integer 0..2,147,483,647"),
+])
+def test_the_settings_of_a_run_are_counts_storm_can_hold(conf, message):
+    with pytest.raises(ValueError, match=message):
+        OperatingPoint.of_conf(conf, 3)
+    # Storm's own reading: unset ackers are one per worker, max spout pending 0 is no limit
+    point = OperatingPoint.of_conf({"topology.max.spout.pending": 0}, 3)
+    assert (point.ackers, point.max_spout_pending) == (3, None)
+
+
 def test_a_point_cannot_be_changed_after_it_is_made():
     point = OPERATING_POINTS["acking-msp10"]
     with pytest.raises(TypeError):
