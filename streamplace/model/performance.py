@@ -58,6 +58,10 @@ from .placement import Placement
 from .problem import Problem
 from .topology import Topology
 
+#: the largest value a cost model constant may take: the specs' bound on any number
+#: (``specs.MAX_NUMBER``), so that no prediction overflows to inf or NaN
+MAX_CONSTANT = 1e12
+
 
 @dataclass(frozen=True)
 class CostModel:
@@ -126,15 +130,16 @@ class CostModel:
                      "hop_ms_same_worker", "hop_ms_other_worker", "hop_ms_other_node", "task_cpu_per_tuple", "worker_cpu", "node_cpu",
                      "executor_cpu", "connection_cpu"):
             value = getattr(self, name)
-            if not np.isfinite(value) or value < 0:
-                raise ValueError(f"CostModel.{name} must be a finite number >= 0, got {value}")
+            if not np.isfinite(value) or not 0 <= value <= MAX_CONSTANT:
+                raise ValueError(f"CostModel.{name} must be a number 0..{MAX_CONSTANT:g}, got {value}")
         if not 0 < self.fixed_cpu_cap <= 1:
             raise ValueError(f"CostModel.fixed_cpu_cap must be in (0, 1], got {self.fixed_cpu_cap}")
         if not 0 < self.latency_load < 1:
             raise ValueError(f"CostModel.latency_load must be in (0, 1), got {self.latency_load}")
         for machine_type, speed in self.machine_speed.items():
-            if not np.isfinite(speed) or speed <= 0:
-                raise ValueError(f"CostModel.machine_speed[{quote(machine_type)}] must be a finite number > 0, got {speed}")
+            if not np.isfinite(speed) or not 0 < speed <= MAX_CONSTANT:
+                raise ValueError(f"CostModel.machine_speed[{quote(machine_type)}] must be a number > 0 and at most "
+                                 f"{MAX_CONSTANT:g}, got {speed}")
         object.__setattr__(self, "machine_speed", MappingProxyType(dict(self.machine_speed)))
 
     def summary(self, problem: Problem, placement: Placement) -> dict:
@@ -186,7 +191,12 @@ def load_cost_model(path) -> CostModel:
     for key, value in values.items():
         if key not in known:
             raise SpecError(path, f"cost_model.{key}", f"unknown constant (known: {', '.join(sorted(known))})")
-        numbers[key] = value if key == "machine_speed" else _number(value, path, f"cost_model.{key}")
+        if key == "machine_speed":
+            if not isinstance(value, dict):
+                raise SpecError(path, "cost_model.machine_speed", f"must be a mapping of machine type to speed, got {quote(value)}")
+            numbers[key] = {str(t): _number(v, path, f"cost_model.machine_speed.{t}") for t, v in value.items()}
+        else:
+            numbers[key] = _number(value, path, f"cost_model.{key}")
     try:
         return CostModel(**numbers)
     except (TypeError, ValueError) as exc:

@@ -25,6 +25,11 @@ def test_round_trip_through_to_dict(tmp_path):
 @pytest.mark.parametrize("doc,field", [({"cost_model": {"cpu_per_tuple": 1}}, "cost_model.cpu_per_tuple"),
                                        ({"cost_model": {"worker_cpu": "fast"}}, "cost_model.worker_cpu"),
                                        ({"cost_model": {"worker_cpu": -1.0}}, "cost_model"),
+                                       ({"cost_model": {"default_cpu_per_tuple": 1e308}}, "cost_model"),
+                                       ({"cost_model": {"machine_speed": "fast"}}, "cost_model.machine_speed"),
+                                       ({"cost_model": {"machine_speed": [1]}}, "cost_model.machine_speed"),
+                                       ({"cost_model": {"machine_speed": {"m1": "x"}}}, "cost_model.machine_speed.m1"),
+                                       ({"cost_model": {"machine_speed": {"m1": 1e13}}}, "cost_model"),
                                        ({"model": {}}, "cost_model")])
 def test_bad_files_name_the_file_and_the_field(tmp_path, doc, field):
     path = tmp_path / "bad.json"
