@@ -66,6 +66,9 @@ from ..interrupt import in_child
 from ..model.errors import Notice
 
 OBJECTIVES = {"cut": 0, "volume": 1}
+#: the largest load-imbalance tolerance METIS can be given: its ``ufactor`` is
+#: ``(imbalance - 1) x 1000`` in a C int
+MAX_IMBALANCE = 1e6
 _EDGE_SCALE = 1_000_000
 _VERTEX_SCALE = 10_000
 MAX_DIRECT_PARTS = 1024

@@ -23,6 +23,7 @@ from ..files import quote
 from ..interrupt import ChildFailed, in_child
 from ..model import Placement, Problem
 from ..model.keyvalue import parse_bool
+from ..model.specs import MAX_NUMBER
 from .status import Infeasible, NoPlacement, NoSolution, NotApplicable, Status  # noqa: F401  (re-exported)
 
 MAX_TIME_LIMIT = 1e6  # seconds, the largest solve budget any caller accepts (~11.5 days)
@@ -277,7 +278,9 @@ MAX_SEED = 2**31 - 1   # CP-SAT and METIS take 32-bit seeds
 
 def _check_ranges(cls, kwargs: dict) -> None:
     """The ranges every scheduler shares, wherever the value comes from: a time budget within
-    0..:data:`MAX_TIME_LIMIT` seconds, a seed within 0..:data:`MAX_SEED`."""
+    0..:data:`MAX_TIME_LIMIT` seconds, a seed within 0..:data:`MAX_SEED`, any other integer of
+    at most :data:`MAX_SEED` in size (the native solvers take 32-bit integers), any other number of
+    at most :data:`MAX_NUMBER` (the specs' bound)."""
     budget = kwargs.get(cls.budget_param) if cls.budget_param else None
     if budget is not None and not (isinstance(budget, (int, float)) and 0 <= budget <= MAX_TIME_LIMIT):
         raise ParameterError(f"parameter {cls.budget_param}: must be between 0 and {MAX_TIME_LIMIT:g} seconds, "
@@ -285,6 +288,12 @@ def _check_ranges(cls, kwargs: dict) -> None:
     seed = kwargs.get("seed")
     if seed is not None and not (isinstance(seed, int) and 0 <= seed <= MAX_SEED):
         raise ParameterError(f"parameter seed: must be an integer between 0 and {MAX_SEED}, got {quote(seed)}")
+    for key, value in kwargs.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        most = MAX_SEED if isinstance(value, int) else int(MAX_NUMBER)
+        if abs(value) > most:
+            raise ParameterError(f"parameter {key}: must be at most {most:,} in size, got {quote(value)}")
 
 
 def make_scheduler(name: str, params: dict[str, Any] | None = None, *, seed: int | None = None,

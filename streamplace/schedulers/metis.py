@@ -64,7 +64,7 @@ from ..files import quote
 from ..model import Placement, Problem
 from ..model.placement import capacity_slack
 from ..partition import kway_partition
-from ..partition.kway import OBJECTIVES
+from ..partition.kway import MAX_IMBALANCE, OBJECTIVES
 from .base import Infeasible, NoSolution, Outcome, Scheduler, register
 from .segments import segment_cumsum
 from .second_level import DEFAULT_TASKS_PER_WORKER, assign_workers
@@ -227,8 +227,8 @@ class MetisScheduler(Scheduler):
             raise ValueError(f"nodes must be >= 1, got {self.nodes}")
         if self.objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {quote(self.objective)}")
-        if not self.imbalance >= 1.0:
-            raise ValueError(f"imbalance must be >= 1, got {self.imbalance}")
+        if not 1.0 <= self.imbalance <= MAX_IMBALANCE:
+            raise ValueError(f"imbalance must be between 1 and {MAX_IMBALANCE:g}, got {self.imbalance}")
         if self.vertex_weight not in VERTEX_WEIGHTS:
             raise ValueError(f"vertex_weight must be one of {', '.join(VERTEX_WEIGHTS)}, got {quote(self.vertex_weight)}")
         if self.targets not in TARGETS:

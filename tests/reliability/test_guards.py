@@ -173,10 +173,16 @@ def test_a_traffic_change_that_is_not_finite_is_null_with_a_note(cli, tmp_path):
 @pytest.mark.parametrize("args, where", [
     (["-p", "theta=1e308"], "parameter theta: must be between 0 and 1e+06 seconds"),
     (["-p", "seed=-3"], "parameter seed: must be an integer between 0 and 2147483647"),
+    (["-p", "tasks_per_worker=9223372036854775808"], "parameter tasks_per_worker: must be at most 2,147,483,647 in size"),
+    (["-s", "metis", "-p", "imbalance=1e20"], "parameter imbalance: must be at most 1,000,000,000,000 in size"),
+    (["-s", "metis", "-p", "imbalance=1e7"], "imbalance must be between 1 and 1e+06"),
 ])
-def test_a_scheduler_budget_or_seed_out_of_range_is_refused_however_given(cli, small, args, where):
+def test_a_scheduler_parameter_out_of_range_is_refused_however_given(cli, small, args, where):
+    """The ranges every scheduler shares (a budget, a seed, any number) and METIS' own: its
+    tolerance goes to a C int (an internal error before)."""
     topo, cluster = small
-    code, _, err = cli(["schedule", topo, cluster, "-s", "ischeduler", *args])
+    scheduler = [] if "-s" in args else ["-s", "ischeduler"]
+    code, _, err = cli(["schedule", topo, cluster, *scheduler, *args])
     assert code == 2 and where in _one_line(err)
 
 
