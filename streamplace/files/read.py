@@ -184,6 +184,14 @@ def _no_constant(source):
     return hook
 
 
+def _unreadable(exc: ValueError) -> str:
+    """The problem of a value the parser found but Python could not make: an integer of more
+    digits than ``int`` reads (4,300), or a YAML value such as a date that is no date."""
+    if "digits" in str(exc):
+        return "a number with more digits than can be read (numbers must be at most 10^12)"
+    return f"a value that cannot be read: {str(exc)[:200]}"
+
+
 def _parse_json(text: str, source) -> Any:
     try:
         return json.loads(text, object_pairs_hook=_no_duplicates(source), parse_constant=_no_constant(source))
@@ -191,6 +199,8 @@ def _parse_json(text: str, source) -> Any:
         raise SpecError(source, "", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     except RecursionError:
         raise SpecError(source, "", "nested too deeply") from None
+    except ValueError as exc:   # Python's own limit on an integer's digits
+        raise SpecError(source, "", _unreadable(exc)) from None
 
 
 def parse_json_line(line: str, source, number: int) -> Any:
@@ -200,6 +210,8 @@ def parse_json_line(line: str, source, number: int) -> Any:
                          parse_constant=_no_constant(f"{source}: line {number}"))
     except json.JSONDecodeError as exc:
         raise SpecError(source, f"line {number}", f"invalid JSON at column {exc.colno}: {exc.msg}") from None
+    except ValueError as exc:   # Python's own limit on an integer's digits
+        raise SpecError(source, f"line {number}", _unreadable(exc)) from None
     check_finite(doc, f"{source}: line {number}")
     return doc
 
@@ -292,6 +304,10 @@ def _parse_yaml(text: str, source) -> Any:
         raise SpecError(source, "", f"invalid YAML{where}: {problem[:200]}") from None
     except RecursionError:
         raise SpecError(source, "", "nested too deeply") from None
+    except SpecError:
+        raise
+    except ValueError as exc:   # Python's own limit on an integer's digits
+        raise SpecError(source, "", _unreadable(exc)) from None
     finally:
         loader.dispose()
 

@@ -48,6 +48,20 @@ def test_non_finite_numbers_are_refused_naming_the_field(tmp_path):
         read_document(tmp_path / "n.json")
 
 
+@pytest.mark.parametrize("name, text", [("big.json", '{"rate": ' + "9" * 5000 + "}"), ("big.yaml", "rate: " + "9" * 5000),
+                                        ("date.yaml", "when: 2001-13-45")])
+def test_a_value_python_cannot_make_is_one_line_naming_the_file(tmp_path, name, text):
+    """An integer of more digits than int() reads (4,300), a YAML date that is no date: these
+    used to end in an internal error."""
+    (tmp_path / name).write_text(text)
+    with pytest.raises(SpecError, match=f"{name}: a (number with more digits than can be read|value that cannot be read: month)"):
+        read_document(tmp_path / name)
+    (tmp_path / "lines.jsonl").write_text('{"a": 1}\n' + text + "\n" if name.endswith("json") else '{"a": 1}\n')
+    if name.endswith("json"):
+        with pytest.raises(SpecError, match="lines.jsonl: line 2: a number with more digits"):
+            list(read_json_lines(tmp_path / "lines.jsonl"))
+
+
 def test_size_is_checked_before_reading_and_an_endless_stream_stops(tmp_path, monkeypatch):
     monkeypatch.setattr(reader, "MAX_DOCUMENT_BYTES", 1000)
     (tmp_path / "big.yaml").write_text("a: " + "x" * 2000 + "\n")
