@@ -63,6 +63,9 @@ def test_every_cluster_generator_is_reachable_from_the_cli(name, tmp_path, cli):
     (["topology", "microbench", "layout=star", "tasks=12", "size=3"], "microbench: unknown argument 'size'"),
     (["cluster", "--generator", "sized", "kind=homogeneous"], "sized: give --topology: this generator sizes the cluster to a job"),
     (["cluster", "--preset", "8high", "--generator", "imacs"], "give exactly one of --preset and --generator"),
+    (["topology", "synthetic", "tasks=10", "seed=99999999999999999999"], "synthetic: seed: must be a number 0..2,147,483,647"),
+    (["topology", "synthetic", "tasks=10", "seed=-1"], "synthetic: seed: must be a number 0..2,147,483,647, got '-1'"),
+    (["topology", "microbench", "layout=star", "tasks=-12"], "microbench: tasks: must be a number 0..2,147,483,647"),
 ])
 def test_bad_arguments_are_one_line_exit_2(argv, message, tmp_path, cli):
     code, _, err = cli(["workload", *argv, "-o", str(tmp_path / "x.yaml")])
