@@ -50,6 +50,7 @@ import itertools
 import json
 import math
 import os
+import re
 import threading
 import time
 import uuid
@@ -402,8 +403,13 @@ SCHEMA = pa.schema([(c, _TYPES.get(c, pa.float64() if c in _FLOATS else pa.strin
 
 
 def _part_paths(out_dir: Path) -> list[Path]:
-    parts = (out_dir / PARTS).glob("part-*.parquet")
+    """The parts :func:`write_part` wrote (``part-NNNNNN-<hex>.parquet``), in order; a file of
+    another name there is not one of them."""
+    parts = [p for p in (out_dir / PARTS).glob("part-*.parquet") if _PART_NAME.fullmatch(p.name)]
     return sorted(parts, key=lambda p: (int(p.name.split("-")[1]), p.name))
+
+
+_PART_NAME = re.compile(r"part-\d+-[0-9a-f]+\.parquet")
 
 
 def write_part(records: list[dict], out_dir: Path) -> Path:
@@ -599,7 +605,7 @@ def _alive(pid: int) -> bool:
         return True
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):   # OverflowError: no process has such an id
         return False
     except PermissionError:
         return True

@@ -2,6 +2,7 @@
 
 import json
 import math
+import os
 
 import pytest
 import yaml
@@ -238,3 +239,18 @@ def test_cli_sweep_writes_results_and_a_report(spark, tmp_path, capsys):
     assert exc.value.code == 2
     assert capsys.readouterr().err.startswith("streamplace: spark: a session on local[2] is already running")
     assert len(load_grid(grid)) == 4
+
+
+def test_a_file_in_parts_that_is_not_a_part_is_not_read_as_one(tmp_path):
+    """A stray ``part-zzz.parquet`` ended a resume in an internal error (its number read as an int)."""
+    from streamplace.campaign.sweep import PARTS, _part_paths
+    (tmp_path / PARTS).mkdir()
+    for name in ("part-000001-0a1b2c3d.parquet", "part-zzz.parquet", "part-000000-ffff0000.parquet", "part-2.parquet"):
+        (tmp_path / PARTS / name).write_bytes(b"")
+    assert [p.name for p in _part_paths(tmp_path)] == ["part-000000-ffff0000.parquet", "part-000001-0a1b2c3d.parquet"]
+
+
+def test_a_lock_naming_no_possible_process_is_stale():
+    """A lock file holding 99999999999999999999 ended the sweep in an OverflowError."""
+    from streamplace.campaign.sweep import _alive
+    assert not _alive(99999999999999999999) and _alive(os.getpid())
