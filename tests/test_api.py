@@ -100,6 +100,19 @@ def test_reschedule_moves_the_tasks_of_a_node_that_is_gone():
     assert record["placement"]["src[0]"]["node"] == "a" and record["placement"]["dst[0]"]["node"] == "a"  # budget 0
 
 
+def test_reschedule_refuses_a_running_task_on_a_worker_its_node_lacks(tmp_path):
+    """Evaluate refused such a placement; reschedule echoed the worker into its diff."""
+    problem = _pair_job()
+    slots = int(problem.cluster.slots[problem.cluster.index["a"]])
+    current = {"src[0]": ("a", slots), "dst[0]": ("a", 0), "src[1]": ("a", 0), "dst[1]": ("a", 0)}
+    with pytest.raises(sp.SpecError, match=rf"<current>: src\[0\].worker: worker {slots} of node 'a', which has {slots}"):
+        sp.reschedule(problem, current, "lns", time_limit=5)
+    path = tmp_path / "current.json"
+    sp.write_document({label: {"node": n, "worker": -1 if label == "dst[1]" else w} for label, (n, w) in current.items()}, path)
+    with pytest.raises(sp.SpecError, match=r"current.json: src\[0\].worker|current.json: dst\[1\].worker"):
+        sp.reschedule(problem, path, "lns", time_limit=5)
+
+
 def test_diff_files_takes_the_traffic_change_from_the_files_or_the_job(tmp_path):
     first, second = tmp_path / "one.json", tmp_path / "two.json"
     sp.write_document({"inter_node_cost": 20.0, "placement": {"src[0]": {"node": "a", "worker": 0},

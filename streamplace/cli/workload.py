@@ -68,6 +68,8 @@ def workload_lf(config, high, grouping, output):
               help="MET of every task in the profiling spec, percent of a machine ([N] gives none).")
 def workload_nasiri(layout, compute, output, profiling_out, preset, met):
     """An [N] micro-benchmark topology (linear, diamond, star) and optionally its profiling spec."""
+    if profiling_out and Path(profiling_out).resolve() == Path(output).resolve():
+        raise UserError(f"--profiling-out: {profiling_out} is also -o (the topology): give two files")
     topo, profiling = sp.nasiri_workload(layout, compute, preset=preset, met=met)
     _wrote_topology(topo, output)
     if profiling_out:

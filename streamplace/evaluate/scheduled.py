@@ -74,7 +74,9 @@ def reschedule(problem: Problem, current: str | os.PathLike | Mapping, name: str
                on_note: Callable[[str], None] | None = None) -> Scheduled:
     """A new placement for the job running as ``current``, with its move list (module docstring);
     ``model`` predicts the record's performance figures (and lns' throughput objective's)."""
+    from ..model.specs import check_target_workers
     running = current_targets(current)
+    check_target_workers(running, problem.cluster, "<current>" if isinstance(current, Mapping) else current)
     scheduler = build(name, params, seed=seed, time_limit=time_limit, on_note=on_note)
     if model is not None:
         scheduler = scheduler.with_predictor(model)

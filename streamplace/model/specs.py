@@ -292,6 +292,22 @@ def placement_targets(doc: Any, path: str | os.PathLike = "<placement>") -> dict
     return targets
 
 
+def _check_worker(where: str, node: str, worker: int, cluster: Cluster, fail) -> None:
+    """``worker`` is one of node ``node``'s worker slots (0..slots-1)."""
+    slots = int(cluster.slots[cluster.index[node]])
+    if not 0 <= worker < slots:
+        fail(f"{where}.worker", f"worker {worker} of node {quote(node)}, which has {slots} worker slot(s): 0..{slots - 1}")
+
+
+def check_target_workers(targets: dict[str, tuple[str, int]], cluster: Cluster, path: str | os.PathLike) -> None:
+    """Every target of a running placement (:func:`placement_targets`) on a node of ``cluster``
+    names one of its workers; a node the cluster no longer has is the caller's to handle."""
+    fail = _failer(path)
+    for label, (name, w) in targets.items():
+        if name in cluster.index:
+            _check_worker(label, name, w, cluster, fail)
+
+
 def placement_from_dict(doc: Any, topo: Topology, cluster: Cluster, path: str | os.PathLike = "<placement>") -> Placement:
     """The :class:`Placement` of a placement document (:func:`placement_targets`) for ``topo`` on ``cluster``."""
     fail = _failer(path)
@@ -307,6 +323,7 @@ def placement_from_dict(doc: Any, topo: Topology, cluster: Cluster, path: str | 
             fail(where, f"unknown task {quote(label)} (labels are op[i] with op an operator of {quote(topo.name)})")
         if name not in cluster.index:
             fail(f"{where}.node", f"unknown node {quote(name)}")
+        _check_worker(where, name, w, cluster, fail)
         node[t] = cluster.index[name]
         worker[t] = w
     missing = [topo.task_labels[t] for t in range(n) if node[t] < 0]
@@ -326,5 +343,5 @@ def load_placement(path: str | os.PathLike, topo: Topology, cluster: Cluster) ->
 __all__ = [
     "SpecError", "read_document", "write_document", "atomic_write_bytes", "atomic_write_text", "topology_from_dict",
     "topology_to_dict", "load_topology", "cluster_from_dict", "cluster_to_dict", "load_cluster",
-    "placement_targets", "placement_from_dict", "load_placement", "PlacementError",
+    "placement_targets", "placement_from_dict", "load_placement", "check_target_workers", "PlacementError",
 ]

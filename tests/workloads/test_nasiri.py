@@ -41,6 +41,13 @@ def test_table3_profile_in_seconds_and_table4_clusters():
         nasiri.cluster("nasiri-huge")
 
 
+def test_cli_refuses_one_file_for_the_topology_and_the_profiling(tmp_path, cli):
+    """It wrote the topology, then the profiling over it, and said "wrote" twice."""
+    code, _, err = cli(["workload", "nasiri", "--layout", "diamond", "-o", str(tmp_path / "same.yaml"),
+                        "--profiling-out", str(tmp_path / "." / "same.yaml")])
+    assert code == 2 and "is also -o (the topology): give two files" in err and not (tmp_path / "same.yaml").exists()
+
+
 def test_cli_writes_workload_and_schedules_with_profiling(tmp_path, cli):
     topo, prof, cluster = tmp_path / "star.yaml", tmp_path / "prof.json", tmp_path / "small.yaml"
     code, _, err = cli(["workload", "nasiri", "--layout", "star", "--compute", "mixed", "-o", str(topo),
