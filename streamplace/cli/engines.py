@@ -239,7 +239,7 @@ def import_storm_ui_cmd(source, window, output):
 @cli.command("autopilot")
 @click.argument("topology", type=click.Path())
 @click.argument("cluster", type=click.Path())
-@click.option("--monitor", "monitor", type=click.Path(), required=True,
+@click.option("--monitor", "monitor", type=click.Path(file_okay=False), required=True,
               help="Directory the traffic monitor writes its windows into (load-*.jsonl, traffic-*.jsonl).")
 @click.option("--plan-dir", "plan_dir", type=OutputPath("into"), required=True,
               help="The Storm plugin's plan directory: an applied plan is written here as <topology>.json.")

@@ -380,6 +380,9 @@ def test_the_command_runs_periods_and_prints_one_line_each(cli, tmp_path):
     code, out, err = cli(["autopilot", tmp_path / "t.yaml", tmp_path / "c.yaml", "--monitor", tmp_path / "monitor",
                           "--plan-dir", tmp_path / "nowhere", "--periods", "1"])
     assert code == 2 and "no running placement" in err
+    code, out, err = cli(["autopilot", tmp_path / "t.yaml", tmp_path / "c.yaml", "--monitor", tmp_path / "t.yaml",
+                          "--plan-dir", tmp_path / "plans", "--periods", "1"])
+    assert code == 2 and "'--monitor': Directory" in err and "is a file" in err   # it ran, each period a monitor gap
 
 
 def test_the_library_call_takes_the_loops_settings_and_the_policys_thresholds_by_name(tmp_path):
