@@ -275,6 +275,13 @@ def placement_targets(doc: Any, path: str | os.PathLike = "<placement>") -> dict
     defaults to 0, a bare node name works too), ``{"placement": {...}}`` or a ``schedule`` JSON
     result. Labels are checked against a topology by :func:`placement_from_dict`."""
     fail = _failer(path)
+    if isinstance(doc, dict) and "placement" in doc and not isinstance(doc["placement"], dict):
+        status = f" (the result's status: {quote(doc['status'])})" if "status" in doc else ""
+        fail("placement", f"must map task labels op[i] to {{node, worker}}, got {quote(doc['placement'])}{status}")
+    if isinstance(doc, dict) and "placement" not in doc and {"scheduler", "status"} <= set(doc):
+        fail("placement", f"missing: a result of status {quote(doc['status'])} without a placement")
+    if isinstance(doc, dict) and "placement" not in doc and {"operators", "streams"} & set(doc):
+        fail("", "a topology spec, not a placement (task labels op[i] mapped to {node, worker})")
     if isinstance(doc, dict) and isinstance(doc.get("placement"), dict):
         doc = doc["placement"]
         prefix = "placement."

@@ -38,6 +38,21 @@ def test_placement_accepts_schedule_output_and_rejects_missing_tasks(tmp_path):
         load_placement(path, topo, c)
 
 
+@pytest.mark.parametrize("doc, message", [
+    ({"scheduler": "x", "status": "infeasible", "placement": None},
+     "placement: must map task labels op[i] to {node, worker}, got None (the result's status: 'infeasible')"),
+    ({"scheduler": "x", "status": "heuristic", "seconds": 0.1}, "placement: missing: a result of status 'heuristic'"),
+    ({"name": "t", "operators": [], "streams": []}, "a topology spec, not a placement"),
+])
+def test_a_document_that_holds_no_placement_says_so(tmp_path, doc, message):
+    """These were read as label maps: 'seconds: must be a mapping, got float'."""
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(SpecError) as err:
+        load_placement(path, microbench.microbench("linear", 4), microbench.cluster("homogeneous"))
+    assert str(err.value) == f"{path}: {message}" or str(err.value).startswith(f"{path}: {message}")
+
+
 @pytest.mark.parametrize("doc, field, fragment", [
     ({"name": "c", "nodes": [{"name": "a", "capacity": -1}]}, "nodes[0].capacity", ">= 0"),
     ({"name": "c", "nodes": [{"name": "a", "capacity": 1}, {"name": "a", "capacity": 1}]}, "nodes[1].name", "duplicate"),
