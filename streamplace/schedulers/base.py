@@ -23,6 +23,7 @@ from ..files import quote
 from ..interrupt import ChildFailed, in_child
 from ..model import Placement, Problem
 from ..model.keyvalue import parse_bool
+from ..model.profiling import Profiling, load_profiling
 from ..model.specs import MAX_NUMBER
 from .status import Infeasible, NoPlacement, NoSolution, NotApplicable, Status  # noqa: F401  (re-exported)
 
@@ -307,6 +308,8 @@ def make_scheduler(name: str, params: dict[str, Any] | None = None, *, seed: int
     if name not in REGISTRY:
         raise ParameterError(f"unknown scheduler {quote(name)} (available: {', '.join(available())})")
     cls = REGISTRY[name]
+    if profiling is not None and not isinstance(profiling, Profiling):
+        profiling = load_profiling(profiling)   # a file given is read, and refused if bad, whoever uses it
     params = dict(params or {})
     for key, value, wanted in (("seed", seed, True), (cls.budget_param, time_limit, cls.budget_param is not None),
                                ("profiling", profiling, cls.needs_profiling)):

@@ -62,17 +62,27 @@ def test_infeasible_problems_give_a_message_not_a_traceback(name):
     assert res.status == "infeasible" and res.placement is None and "capacity" in res.message
 
 
-def test_capabilities_drive_make_scheduler():
-    """One path for seed, time budget and profiling, by what each class declares."""
+def test_capabilities_drive_make_scheduler(tmp_path):
+    """One path for seed, time budget and profiling, by what each class declares; a profiling
+    file given is read (and refused if bad) whether or not the scheduler uses it."""
+    from streamplace.files import SpecError
+    from streamplace.model.profiling import profiling_to_dict
+    from streamplace.model.specs import write_document
+    from streamplace.workloads import nasiri
+    with pytest.raises(SpecError, match="p.yaml: file not found"):
+        make_scheduler("even", profiling=tmp_path / "p.yaml")
+    write_document(profiling_to_dict(nasiri.profiling("linear")), tmp_path / "p.yaml")
     for name, cls in REGISTRY.items():
-        sched = make_scheduler(name, seed=3, time_limit=7.0, profiling="p.yaml" if cls.needs_profiling else None)
+        sched = make_scheduler(name, seed=3, time_limit=7.0, profiling=tmp_path / "p.yaml")
         assert sched.seed == 3
         if cls.budget_param:
             assert getattr(sched, cls.budget_param) == 7.0 and cls.honours_time_limit
         else:
             assert not cls.honours_time_limit and 7.0 not in sched.get_params().values()
         if cls.needs_profiling:
-            assert sched.get_params()["profiling"] == "p.yaml"
+            assert sched.get_params()["profiling"] == str(tmp_path / "p.yaml")
+        else:
+            assert "profiling" not in sched.get_params()
     assert make_scheduler("ischeduler", {"theta": 0}, time_limit=7.0).theta == 0   # an explicit value wins
     assert [name for name, cls in REGISTRY.items() if cls.storm_default] == [storm_default()] == ["even"]
 
