@@ -99,8 +99,21 @@ def java_version(env: dict | None = None) -> int:
     return major
 
 
+#: the master URLs Spark takes (its "Master URLs" documentation): local[...], a standalone
+#: cluster, YARN, Kubernetes; anything else Spark refuses with a Java stack trace on stderr
+MASTER_URL = re.compile(r"local(\[(\*|\d+)(,\d+)?\])?|local-cluster\[\d+,\d+,\d+\]|spark://[^\s/]+(/\S*)?"
+                        r"|yarn|k8s://\S+")
+
+
 def resolve_master(master: str | None = None) -> str:
-    return master or os.environ.get(MASTER_ENV) or DEFAULT_MASTER
+    """The master to use (argument, else ``$STREAMPLACE_SPARK_MASTER``, else ``local[*]``);
+    :class:`SparkUnavailable` in one line if it is no Spark master URL."""
+    chosen = master or os.environ.get(MASTER_ENV) or DEFAULT_MASTER
+    if not MASTER_URL.fullmatch(chosen):
+        where = "--spark-master" if master else MASTER_ENV
+        raise SparkUnavailable(f"spark: {where}: {chosen!r} is not a Spark master URL (local, local[N], local[*], "
+                               "spark://HOST:PORT, yarn, k8s://HOST:PORT)")
+    return chosen
 
 
 def is_on_this_machine(master: str) -> bool:

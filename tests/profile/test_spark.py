@@ -53,6 +53,25 @@ def test_cli_without_java_exits_2_with_one_line(tmp_path):
                                                 "Spark needs Java 17 or newer (install a JDK/JRE, e.g. openjdk-17-jre-headless)"]
 
 
+def test_a_master_spark_does_not_take_is_one_line_before_any_jvm(tmp_path, monkeypatch):
+    """Spark printed a Java stack trace for ``bogus://x`` before the one line."""
+    for good in ("local", "local[2]", "local[*]", "local[4,2]", "spark://h1:7077,h2:7077", "yarn", "k8s://https://h:443"):
+        assert sparkmod.resolve_master(good) == good
+    with pytest.raises(SparkUnavailable, match=r"spark: --spark-master: 'bogus://x' is not a Spark master URL"):
+        sparkmod.resolve_master("bogus://x")
+    monkeypatch.setenv(sparkmod.MASTER_ENV, "local[two]")
+    with pytest.raises(SparkUnavailable, match=r"spark: STREAMPLACE_SPARK_MASTER: 'local\[two\]' is not"):
+        sparkmod.resolve_master()
+    topo = tmp_path / "t.yaml"
+    topo.write_text("name: t\noperators: [{name: a, parallelism: 1}, {name: b, parallelism: 1}]\nstreams: [{from: a, to: b}]\n")
+    traffic = tmp_path / "t.csv"
+    traffic.write_text("window_start,window_seconds,src_task,dst_task,tuples,bytes\n0,10,a[0],b[0],1,1\n")
+    proc = subprocess.run([sys.executable, "-m", "streamplace", "profile", "--topology", str(topo), "--traffic", str(traffic),
+                           "--spark-master", "bogus://x", "-o", str(tmp_path / "p")], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and not (tmp_path / "p").exists()
+
+
 def test_session_defaults(spark):
     conf = session_conf("local[2]")
     assert conf["spark.ui.enabled"] == "false" and conf["spark.sql.shuffle.partitions"] == "4"
