@@ -161,6 +161,10 @@ def stream_flows(topo: Topology, block=stream_block) -> tuple[np.ndarray, list]:
                 flows.append((s, src, dst, rate))
     if not np.isfinite(in_rate).all():   # every rate reaches its receivers' in_rate: one check covers all
         _refuse_first_overflow(topo, [(s, r) for s, _, _, r in flows])
+    with np.errstate(over="ignore"):   # the bytes each stream carries, which the model's NICs and serialisation add up
+        wire = [(s, r * topo.operators[topo.index[s.src]].tuple_bytes) for s, _, _, r in flows]
+    if not all(np.isfinite(r).all() for _, r in wire):
+        _refuse_first_overflow(topo, wire, "bytes")
     return in_rate, flows
 
 

@@ -148,6 +148,14 @@ def test_a_rate_beyond_a_double_is_refused_where_the_task_graph_is_built(cli, tm
     (tmp_path / "c.json").write_text(json.dumps({"name": "c", "nodes": [{"name": f"n{j}", "capacity": 100} for j in range(4)]}))
     code, _, err = cli(["schedule", tmp_path / "t.json", tmp_path / "c.json", "-s", "even", "--format", "json"])
     assert code == 2 and "streams[24]: the tuples rate of o24 -> o25 exceeds the largest number a double holds" in _one_line(err)
+    # a rate a double holds, times a sender's tuple_bytes (10^12), is a byte rate that it does not:
+    # the model's NICs overflowed (numpy warnings, throughput 0)
+    chain[0]["selectivity"] = 1.0   # o24 -> o25 carries 10^12 x (10^12)^24 = 10^300 tuples/s, 10^312 bytes/s
+    chain[24]["tuple_bytes"] = 1e12
+    topo["operators"], topo["streams"] = chain[:26], topo["streams"][:25]
+    (tmp_path / "t.json").write_text(json.dumps(topo))
+    code, _, err = cli(["schedule", tmp_path / "t.json", tmp_path / "c.json", "-s", "even", "--format", "json"])
+    assert code == 2 and "streams[24]: the bytes rate of o24 -> o25 exceeds the largest number a double holds" in _one_line(err)
 
 
 def test_a_traffic_change_that_is_not_finite_is_null_with_a_note(cli, tmp_path):
