@@ -18,6 +18,7 @@ fixed costs are calibrated on it) and ``latency_ms`` (``{"mean": ...}``).
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from pathlib import Path
 
@@ -28,7 +29,7 @@ from ..files import check_total_size, quote, read_document
 from ..model import Problem
 from ..model.calibration import PLUGIN_ACKER_ORDER, MeasuredRun, offered_rate, rate_maps
 from ..model.operating_point import OperatingPoint
-from ..model.specs import SpecError, placement_from_dict
+from ..model.specs import MAX_NUMBER, SpecError, placement_from_dict
 from . import records
 
 def _read_records(path: Path, doc_path: Path, key: str, columns: tuple[str, ...]) -> pd.DataFrame:
@@ -62,6 +63,15 @@ def _labels(frame: pd.DataFrame, columns: tuple[str, ...], path: Path, topo) -> 
                                           "the run is of another job")
 
 
+def _number(value, doc_path: Path, field: str, what: str, positive: bool = False) -> float:
+    """``value`` of run.json's ``field``: a finite number >= 0 (> 0 if ``positive``) and at most
+    10^12, the specs' bound; :class:`SpecError` saying it must be ``what`` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not (value > 0 if positive else value >= 0) or value > MAX_NUMBER:
+        raise SpecError(doc_path, field, f"must be {what} (at most {MAX_NUMBER:g}), got {quote(value)}")
+    return float(value)
+
+
 def run_document(path: str | os.PathLike) -> dict:
     """The ``run.json`` of run directory ``path``; :class:`SpecError` naming it when it is missing
     or not a mapping."""
@@ -85,9 +95,7 @@ def read_run(path: str | os.PathLike, problem: Problem) -> MeasuredRun:
         if key not in doc:
             raise SpecError(doc_path, key, "missing (a calibration needs where each task ran, the seconds measured and the "
                                            "monitor's load and traffic records)")
-    seconds = doc["duration_s"]
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0:
-        raise SpecError(doc_path, "duration_s", f"must be a number of seconds > 0, got {quote(seconds)}")
+    seconds = _number(doc["duration_s"], doc_path, "duration_s", "a number of seconds > 0", positive=True)
     assignment = doc["assignment"]
     if not isinstance(assignment, dict) or not all(isinstance(w, dict) and {"node", "worker"} <= set(w) for w in assignment.values()):
         raise SpecError(doc_path, "assignment", "must map each task label to {node, worker}")
@@ -111,8 +119,8 @@ def read_run(path: str | os.PathLike, problem: Problem) -> MeasuredRun:
     if not isinstance(conf, dict):
         raise SpecError(doc_path, "topology_conf", "must be a mapping of Storm settings")
     budget = doc.get("cpu_budget")
-    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, float)) or not budget > 0):
-        raise SpecError(doc_path, "cpu_budget", f"must be a number of cores > 0, got {quote(budget)}")
+    if budget is not None:
+        budget = _number(budget, doc_path, "cpu_budget", "a number of cores > 0", positive=True)
     named = doc.get("operating_point") if isinstance(doc.get("operating_point"), dict) else {}
     try:
         point = OperatingPoint.of_conf(conf, int(np.unique(placement.slot_ids(problem.cluster)).size), budget)
@@ -128,14 +136,22 @@ def read_run(path: str | os.PathLike, problem: Problem) -> MeasuredRun:
         raise SpecError(doc_path, "operating_point", str(exc)) from None
     offered = offered_rate(asked, topo)
     tasks, streams = rate_maps(rates)
-    latency = (doc.get("latency_ms") or {}).get("mean") if isinstance(doc.get("latency_ms"), dict) else None
-    if latency is not None and (isinstance(latency, bool) or not isinstance(latency, (int, float)) or not latency >= 0):
-        raise SpecError(doc_path, "latency_ms.mean", f"must be a number of milliseconds >= 0, got {quote(latency)}")
+    latency_doc = doc.get("latency_ms") or {}
+    if not isinstance(latency_doc, dict):
+        raise SpecError(doc_path, "latency_ms", f"must be a mapping such as {{mean: ...}}, got {quote(latency_doc)}")
+    latency = latency_doc.get("mean")
+    if latency is not None:
+        latency = _number(latency, doc_path, "latency_ms.mean", "a number of milliseconds >= 0")
     node_cpu = doc.get("measured_node_cpu") or {}
     if not isinstance(node_cpu, dict):
         raise SpecError(doc_path, "measured_node_cpu", "must map each node to {cores: ...}")
-    node_cores = {node: float(cpu["cores"]) for node, cpu in node_cpu.items()
-                  if isinstance(cpu, dict) and isinstance(cpu.get("cores"), (int, float)) and not isinstance(cpu["cores"], bool)}
+    node_cores = {}
+    for node, cpu in node_cpu.items():
+        if node not in problem.cluster.index:
+            raise SpecError(doc_path, f"measured_node_cpu.{node}", f"unknown node {quote(node)}")
+        if not isinstance(cpu, dict) or "cores" not in cpu:
+            raise SpecError(doc_path, f"measured_node_cpu.{node}", f"must be {{cores: ...}}, got {quote(cpu)}")
+        node_cores[node] = _number(cpu["cores"], doc_path, f"measured_node_cpu.{node}.cores", "a number of cores >= 0")
     try:   # MeasuredRun checks acker_order (the one field of the document it checks itself)
         return MeasuredRun(point, placement, bolts, spouts, tasks, streams, latency, budget, offered, node_cores,
                            doc.get("acker_order", PLUGIN_ACKER_ORDER))
