@@ -95,6 +95,7 @@ def replay_records(records: str, out_dir: str, *, app: str | None = None, topolo
     placed = load_placement(placement, topo, load_cluster(cluster)) if placement else None
     time_column = time_column or (bundled.time_column if bundled else "ts")
     inp = inspect_input(records, records_format, (time_column,))
+    made = not Path(out_dir).exists()
     try:
         with spark_session(spark_master, fast_start=fast_start_for(inp.size)) as spark:
             mon = replay(spark, topo, read_application_records(spark, inp), logic=bundled.logic if bundled else None,
@@ -107,4 +108,7 @@ def replay_records(records: str, out_dir: str, *, app: str | None = None, topolo
         raise InputError(str(exc)) from None
     except ReplayError as exc:
         raise SpecError(records if exc.about == "records" else (topology or app), exc.field_path, exc.problem) from None
+    finally:
+        if made and Path(out_dir).is_dir() and not any(Path(out_dir).iterdir()):   # made here, nothing written: gone
+            Path(out_dir).rmdir()
     return mon, paths

@@ -81,11 +81,16 @@ def _hash_index(n: int, *cols) -> Column:
     return F.pmod(F.xxhash64(*cols), F.lit(n)).cast("long")
 
 
+#: the furthest time from 1970 a record may have (s): the specs' bound on any number; beyond it
+#: a window's number overflows Spark's long (and no event of a real job is that far)
+MAX_EPOCH_S = 1e12
+
+
 def _sources(records: DataFrame, topology: Topology, name: str, time_column: str, seed: int) -> DataFrame:
     tasks = topology.tasks_of(name)
     cols = [F.col(f"`{c}`") for c in records.columns]
     df = records.select("*", epoch_seconds(records, time_column).alias(TS), F.xxhash64(*cols).alias(TID))
-    df = df.filter(F.col(TS).isNotNull() & ~F.isnan(TS))
+    df = df.filter(F.col(TS).isNotNull() & ~F.isnan(TS) & (F.abs(F.col(TS)) <= MAX_EPOCH_S))
     return df.withColumn(TASK, tasks.start + _hash_index(len(tasks), F.lit(seed), F.lit(name), F.col(TID)))
 
 
@@ -227,7 +232,13 @@ def replay(spark: SparkSession, topology: Topology, records: DataFrame, *, logic
                                    (F.col("tuples") * float(op.tuple_bytes)).alias("bytes")))
             inputs[topology.streams[i].dst].append(routed.drop(SRC))
     first_source = next(name for name in topology.topological_order if not topology.upstream(name))
-    without_time = records.count() - executed[first_source]
+    total = records.count()
+    without_time = total - executed[first_source]
+    if total and without_time == total:
+        for df in cached:
+            df.unpersist()
+        raise ReplayError("records", time_column, f"none of the {total:,} records has a usable time (epoch seconds, "
+                                                  f"a timestamp or ISO-8601 text, within {MAX_EPOCH_S:g} s of 1970)")
     return Monitoring(_union(traffic, spark, TRAFFIC_COLUMNS), _union(loads, spark, LOAD_COLUMNS), executed, without_time, tuple(cached))
 
 

@@ -137,6 +137,18 @@ def test_replay_conserves_tuples_and_loads(spark):
         replay(spark, topo, records.withColumnRenamed("word", "token"), seed=1)
 
 
+def test_times_no_window_can_hold_are_records_without_a_time_and_none_at_all_is_refused(spark):
+    """A time of 1e308 s ended the replay in a Spark overflow error (70 lines on stderr); records
+    none of which has a time wrote empty files and exited 0."""
+    topo = Topology.build("pair", [Operator("s", 1, role="source"), Operator("k", 1, role="sink")], [Stream("s", "k")])
+    records = spark.createDataFrame([(1e308,), (5.0,), (-2e12,), (float("nan"),)], "ts double")
+    mon = replay(spark, topo, records, window_seconds=10.0)
+    release(mon)
+    assert mon.executed == {"s": 1, "k": 1} and mon.records_without_time == 3
+    with pytest.raises(ReplayError, match="none of the 3 records has a usable time"):
+        replay(spark, topo, spark.createDataFrame([(1e308,), (None,), (float("nan"),)], "ts double"), window_seconds=10.0)
+
+
 def _max_mean(graph_weights):
     return float(graph_weights.max() / graph_weights.mean())
 
