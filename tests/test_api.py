@@ -44,7 +44,9 @@ def _pair_job():
 
 
 def test_key_value_pairs_have_one_reader_and_one_boolean_spelling():
-    assert sp.parse_pairs(["tasks=30", " layout = diamond", "tasks=12"]) == {"tasks": "12", "layout": "diamond"}
+    assert sp.parse_pairs(["tasks=30", " layout = diamond"]) == {"tasks": "30", "layout": "diamond"}
+    with pytest.raises(sp.InputError, match="--param: 'tasks' given twice \\('30' and '12'\\)"):
+        sp.parse_pairs(["tasks=30", " layout = diamond", "tasks = 12"])   # which was meant cannot be told
     with pytest.raises(sp.InputError, match="--param: expected key=value, got 'tasks'"):
         sp.parse_pairs(["tasks"])
     assert sp.per_scheduler({"metis.repair": "false"}, ["even", "metis"]) == {"even": {}, "metis": {"repair": "false"}}

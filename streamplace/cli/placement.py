@@ -152,6 +152,9 @@ def compare(topology, cluster, names, params, seed, time_limit, output, fmt, pro
     if names is not None and not any(n.strip() for n in names.split(",")):
         raise UserError(f"--schedulers: names no scheduler (got {sp.quote(names)}); leave it out to run every scheduler")
     chosen = [n.strip() for n in names.split(",") if n.strip()] if names is not None else sp.available()
+    twice = next((n for i, n in enumerate(chosen) if n in chosen[:i]), None)
+    if twice is not None:
+        raise UserError(f"--schedulers: {sp.quote(twice)} named twice (a scheduler is one row)")
     job = sp.JobFiles(topology, cluster, profile_dir, cost_model=cost_model, calibrate=calibrate_run)
     result = sp.compare(job, chosen, sp.per_scheduler(sp.parse_pairs(params), chosen), seed=seed, time_limit=time_limit,
                         profiling=profiling, objective=objective, on_note=note,

@@ -27,13 +27,15 @@ def split_pair(pair: str) -> tuple[str, str] | None:
 
 
 def parse_pairs(pairs: Iterable[str], option: str = "--param") -> dict[str, str]:
-    """``KEY=VALUE`` strings as a mapping (a later key wins); :class:`InputError` naming ``option``
-    for a string that is not a pair."""
+    """``KEY=VALUE`` strings as a mapping; :class:`InputError` naming ``option`` for a string
+    that is not a pair, or a key given twice (which of two values was meant cannot be told)."""
     params = {}
     for pair in pairs:
         split = split_pair(pair)
         if split is None:
             raise InputError(f"{option}: expected key=value, got {quote(pair)}")
+        if split[0] in params:
+            raise InputError(f"{option}: {quote(split[0])} given twice ({quote(params[split[0]])} and {quote(split[1])})")
         params[split[0]] = split[1]
     return params
 

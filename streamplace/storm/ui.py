@@ -25,6 +25,7 @@ its output over named streams is averaged.
 from __future__ import annotations
 
 import http.client
+import math
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
@@ -62,6 +63,10 @@ class _Source:
         self.url = where.startswith(("http://", "https://"))
         if not self.url and not (Path(where) / "topology.json").is_file():
             raise StormError(f"{where}: not a Storm UI topology URL nor a directory with topology.json")
+        if window is not None and window not in UI_WINDOWS:
+            raise StormError(f"--window: the Storm UI's windows are {', '.join(UI_WINDOWS)}, got {quote(window)}")
+        if window is not None and not self.url:
+            raise StormError(f"--window: {where} holds the window its responses were saved with; --window asks a URL")
         if not self.url:
             note_input(where, tree=True)   # the saved responses are one input: nothing is written into them
 
@@ -111,6 +116,10 @@ def _objects(doc: dict, key: str, where: str) -> list[dict]:
     return value
 
 
+#: the statistics windows the Storm UI serves (``STORM-UI-REST-API.md``: ``window`` of the topology page)
+UI_WINDOWS = ("600", "10800", "86400", ":all-time")
+
+
 def _window_s(page: dict) -> float:
     window = str(page.get("window", ":all-time"))
     if window == ":all-time":
@@ -120,8 +129,9 @@ def _window_s(page: dict) -> float:
             seconds = float(window)
         except ValueError:
             raise StormError(f"topology.json: window: not a number of seconds: {quote(window)}") from None
-    if not seconds > 0:
-        raise StormError("topology.json: the window (or uptime) is 0 s: no rate can be measured")
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise StormError(f"topology.json: window: must be a number of seconds > 0 (or uptime > 0 at :all-time), "
+                         f"got {quote(page.get('window'))}" + (f" with uptime {quote(seconds)}" if window == ":all-time" else ""))
     return seconds
 
 

@@ -205,6 +205,10 @@ def test_an_empty_scheduler_list_is_refused(cli, small):
     topo, cluster = small
     code, _, err = cli(["compare", topo, cluster, "--schedulers", " , "])
     assert code == 2 and "--schedulers: names no scheduler" in _one_line(err)
+    code, _, err = cli(["compare", topo, cluster, "--schedulers", "even, metis,even"])   # two identical rows before
+    assert code == 2 and "--schedulers: 'even' named twice" in _one_line(err)
+    code, _, err = cli(["schedule", topo, cluster, "-s", "lns", "-p", "time_limit=1", "-p", "time_limit=2"])
+    assert code == 2 and "--param: 'time_limit' given twice ('1' and '2')" in _one_line(err)
 
 
 def test_generated_records_are_estimated_before_they_are_made(cli, tmp_path, monkeypatch):

@@ -56,3 +56,18 @@ def test_cli_writes_a_spec_and_refuses_bad_input_in_one_line(tmp_path, capsys):
     assert not (tmp_path / "bad.yaml").exists()
     with pytest.raises(StormError, match="nor a directory with topology.json"):
         import_storm_ui(str(tmp_path))
+
+
+def test_a_window_the_ui_does_not_serve_or_a_saved_window_of_no_seconds_is_refused(tmp_path):
+    """--window abc was sent to the UI as it was, and ignored for a saved directory; a saved
+    window of "nan" was reported as a window of 0 s."""
+    with pytest.raises(StormError, match=r"--window: the Storm UI's windows are 600, 10800, 86400, :all-time, got 'abc'"):
+        import_storm_ui("http://127.0.0.1:9/api/v1/topology/x", window="abc")
+    with pytest.raises(StormError, match="holds the window its responses were saved with"):
+        import_storm_ui(str(SAVED), window="600")
+    copy = shutil.copytree(SAVED, tmp_path / "nan")
+    page = (copy / "topology.json").read_text()
+    (copy / "topology.json").write_text(page.replace('"window": "600"', '"window": "nan"', 1))
+    assert '"window": "nan"' in (copy / "topology.json").read_text()
+    with pytest.raises(StormError, match=r"topology.json: window: must be a number of seconds > 0 .*got 'nan'"):
+        import_storm_ui(str(copy))
