@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import sys
+from pathlib import Path
 
 import click
 from rich import box
@@ -149,6 +150,10 @@ def evaluate(topology, cluster, placement, fmt, profile_dir, cost_model, calibra
 def compare(topology, cluster, names, params, seed, time_limit, output, fmt, profiling, profile_dir, objective,
             cost_model, calibrate_run):
     """Run several schedulers on TOPOLOGY and CLUSTER and compare their placements."""
+    suffix = Path(output).suffix.lower().lstrip(".") if output else ""
+    if suffix in ("json", "csv") and suffix != fmt:
+        raise UserError(f"-o: {output} is named as {suffix.upper()} but --format is {fmt}: give --format {suffix} "
+                        "(or another file name)")
     if names is not None and not any(n.strip() for n in names.split(",")):
         raise UserError(f"--schedulers: names no scheduler (got {sp.quote(names)}); leave it out to run every scheduler")
     chosen = [n.strip() for n in names.split(",") if n.strip()] if names is not None else sp.available()

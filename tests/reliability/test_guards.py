@@ -205,6 +205,8 @@ def test_an_empty_scheduler_list_is_refused(cli, small):
     topo, cluster = small
     code, _, err = cli(["compare", topo, cluster, "--schedulers", " , "])
     assert code == 2 and "--schedulers: names no scheduler" in _one_line(err)
+    code, _, err = cli(["compare", topo, cluster, "--schedulers", "even", "-o", "x.json"])   # a table in a .json file
+    assert code == 2 and "-o: x.json is named as JSON but --format is table: give --format json" in _one_line(err)
     code, _, err = cli(["compare", topo, cluster, "--schedulers", "even, metis,even"])   # two identical rows before
     assert code == 2 and "--schedulers: 'even' named twice" in _one_line(err)
     code, _, err = cli(["schedule", topo, cluster, "-s", "lns", "-p", "time_limit=1", "-p", "time_limit=2"])
