@@ -92,8 +92,8 @@ from .model.calibration import CalibratedModel
 from .model.operating_point import OPERATING_POINTS
 from .model.performance import CostModel, Predictor, load_cost_model, predict
 from .model.profiling import DEFAULT_MET, profiling_to_dict
-from .files import (OutputError, check_output_dir, check_output_file, dumps_json, guarding, note_input, quote,
-                    refuse_overlap)
+from .files import (OutputError, check_output_dir, check_output_file, dumps_json, guarding, note_input, printable,
+                    quote, refuse_overlap)
 from .model.specs import (SpecError, atomic_write_text, cluster_to_dict, load_cluster, load_placement, load_topology,
                           read_document, topology_to_dict, write_document)
 from .profile import PROFILE_FILES
@@ -632,7 +632,7 @@ NASIRI_CLUSTER_PRESETS = tuple(nasiri.CLUSTER_PRESETS)
 
 __all__ = ["APPLICATIONS", "AutopilotSettings", "Hysteresis", "run_autopilot", "CLUSTER_GENERATORS", "CalibratedModel", "Cluster", "Comparison", "CostModel", "DEFAULT_MET", "Decision", "Evaluation",
            "Exported", "FieldError", "InputError", "MAX_TIME_LIMIT", "MEMORY_LIMIT_ENV", "MemoryLimitError", "NASIRI_CLUSTER_PRESETS",
-           "OPERATING_POINTS", "OutputError", "check_output_dir", "check_output_file", "dumps_json", "guarding", "memory_limit", "note_input", "PROFILE_FILES", "quote", "refuse_overlap",
+           "OPERATING_POINTS", "OutputError", "check_output_dir", "check_output_file", "dumps_json", "guarding", "memory_limit", "note_input", "PROFILE_FILES", "printable", "quote", "refuse_overlap",
            "Node", "Notice", "OBJECTIVES", "Operator", "ParameterError", "Placement", "PlanDiff", "PRESETS", "Problem",
            "Judgement", "REPRODUCE_PAPERS", "REQUIRED", "ResultRecord", "ScheduleResult", "Scheduled", "SpecError", "StormError", "StormRun",
            "Stream", "TOPOLOGIES", "Topology", "application", "atomic_write_text", "available", "build_task_graph",

@@ -65,7 +65,7 @@ MAX_LINE = 2000   # the longest error line printed: values are quoted short at t
 
 
 def _one_line(text: str) -> str:
-    text = " ".join(text.split())
+    text = sp.printable(" ".join(text.split()))   # a user's control characters are shown, never sent to the terminal
     return text if len(text) <= MAX_LINE else f"{text[:MAX_LINE]}... ({len(text):,} characters)"
 
 

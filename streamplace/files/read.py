@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import reprlib
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -68,15 +69,22 @@ class SpecError(ValueError):
     ``streamplace: FILE: FIELD: problem`` and exits 2)."""
 
     def __init__(self, file: str | os.PathLike, field_path: str, problem: str):
-        self.file = str(file)
-        self.field_path = field_path
-        self.problem = problem
-        super().__init__(f"{self.file}: {field_path}: {problem}" if field_path else f"{self.file}: {problem}")
+        self.file = printable(str(file))
+        self.field_path = printable(field_path)
+        self.problem = printable(problem)
+        super().__init__(f"{self.file}: {self.field_path}: {self.problem}" if field_path else f"{self.file}: {self.problem}")
 
     def __reduce__(self):   # raised in a child process (interrupt.in_child), it comes back pickled
         return type(self), (self.file, self.field_path, self.problem), self.__dict__
 
 
+def printable(text: str) -> str:
+    """``text`` with its control characters (a NUL, a terminal's escape sequences) written as
+    ``\\xNN`` escapes: what an error line shows of a user's file must not drive the terminal."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text) if isinstance(text, str) else text
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _REPR = reprlib.Repr()   # Python 3.11 takes no keyword arguments here
 _REPR.maxlevel, _REPR.maxstring, _REPR.maxlong, _REPR.maxother = 2, QUOTE_CHARS, 40, QUOTE_CHARS
 _REPR.maxtuple = _REPR.maxlist = _REPR.maxarray = _REPR.maxdict = _REPR.maxset = _REPR.maxfrozenset = _REPR.maxdeque = 4

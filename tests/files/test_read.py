@@ -129,3 +129,15 @@ def test_record_sets_are_bounded_and_recorded_as_inputs(tmp_path):
         check_total_size(files[:1], tmp_path, what="records")
         assert overlap(files[0]) == f"is the input {files[0]}"
     assert overlap(files[0]) is None   # outside a session nothing is recorded
+
+
+def test_control_characters_of_a_users_file_are_shown_escaped_never_sent_to_the_terminal(tmp_path, cli):
+    """An unknown key "bo<ESC>[31mgus<NUL>" reached the terminal raw (colouring it, a NUL)."""
+    path = tmp_path / "t.yaml"
+    path.write_text('name: t\noperators:\n  - {name: a, parallelism: 1, "bo\\e[31mgus\\0": 1}\nstreams: []\n')
+    err = SpecError(path, "bo\x1b[31mgus\x00", "line\x07")
+    assert str(err) == f"{path}: bo\\x1b[31mgus\\x00: line\\x07" and err.field_path == "bo\\x1b[31mgus\\x00"
+    (tmp_path / "c.yaml").write_text("name: c\nnodes: [{name: n, capacity: 4}]\n")
+    code, _, text = cli(["schedule", path, tmp_path / "c.yaml", "-s", "even"])
+    assert code == 2 and "operators[0].bo\\x1b[31mgus\\x00: unknown field" in text
+    assert not any(ord(c) < 32 and c != "\n" for c in text)
