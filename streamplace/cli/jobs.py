@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import click
 from rich.console import Console
 
@@ -20,9 +22,13 @@ def _seconds(value: str | None, option: str) -> float | None:
         return None
     from datetime import datetime, timezone
     try:
-        return float(value)
+        seconds = float(value)
     except ValueError:
-        pass
+        seconds = None
+    if seconds is not None:
+        if not math.isfinite(seconds):
+            raise UserError(f"{option}: expected a finite number of epoch seconds, got {sp.quote(value)}")
+        return seconds
     try:
         stamp = datetime.fromisoformat(value)
     except ValueError:

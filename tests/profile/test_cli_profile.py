@@ -93,6 +93,8 @@ def test_bad_inputs_one_line_exit_2(chain, tmp_path, cli):
     assert not (tmp_path / "p").exists()
     code, _, err = cli(["profile", "--topology", topo, "--traffic", chain / "mon" / "traffic.csv", "--from", "soon", "-o", tmp_path / "p"])
     assert (code, err.strip()) == (2, "streamplace: --from: expected epoch seconds or an ISO-8601 timestamp, got 'soon'")
+    code, _, err = cli(["profile", "--topology", topo, "--traffic", chain / "mon" / "traffic.csv", "--to", "nan", "-o", tmp_path / "p"])
+    assert (code, err.strip()) == (2, "streamplace: --to: expected a finite number of epoch seconds, got 'nan'")   # every row
     code, _, err = cli(["schedule", topo, chain / "app" / "cluster.yaml", "-s", "even", "--profile", tmp_path / "none"])
     assert (code, err.strip()) == (2, f"streamplace: {tmp_path / 'none'}: profile directory not found")
     records = chain / "app" / "records.jsonl"  # tweets: no 'page' field for the page-view application
