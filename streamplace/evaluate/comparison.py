@@ -50,10 +50,10 @@ def compare(problem: Problem, schedulers: Sequence[str] | None = None, params: d
     """
     names = list(schedulers) if schedulers is not None else available()
     params = params or {}
-    note = time_limit_note(names, time_limit)
+    built = [make_scheduler(n, params.get(n), seed=seed, time_limit=time_limit, profiling=profiling) for n in names]
+    note = time_limit_note(names, time_limit)   # after the parameters are checked: a refusal is the one line
     if note and on_note:
         on_note(note)
-    built = [make_scheduler(n, params.get(n), seed=seed, time_limit=time_limit, profiling=profiling) for n in names]
     if model is not None:   # schedulers that predict performance (lns' throughput objective) use the same model
         built = [sched.with_predictor(model) for sched in built]
     records = []

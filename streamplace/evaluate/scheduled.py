@@ -36,10 +36,11 @@ def build(name: str, params: dict | None, *, seed: int | None, time_limit: float
           on_note: Callable[[str], None] | None = None):
     """The scheduler ``name`` (:func:`~..schedulers.make_scheduler`); ``on_note`` hears that it
     takes no time budget when ``time_limit`` was given."""
-    note = time_limit_note([name], time_limit)
+    scheduler = make_scheduler(name, params, seed=seed, time_limit=time_limit, profiling=profiling)
+    note = time_limit_note([name], time_limit)   # after the parameters are checked: a refusal is the one line
     if note and on_note:
         on_note(note)
-    return make_scheduler(name, params, seed=seed, time_limit=time_limit, profiling=profiling)
+    return scheduler
 
 
 def schedule(problem: Problem, name: str, params: dict | None = None, *, seed: int | None = None,

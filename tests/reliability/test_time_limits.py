@@ -29,3 +29,10 @@ def test_schedulers_without_a_budget_say_so_on_stderr_only(rel, small):
     note = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(note) == 1 and "metis takes no time limit and runs to completion" in note[0]
     assert "optimal" in note[0] and "ischeduler" in note[0]
+
+
+def test_a_refused_parameter_is_the_one_line_without_the_time_limit_note(cli, small):
+    """The note that metis takes no time limit came first, then the refusal: two lines."""
+    topo, cluster = small
+    code, _, err = cli(["schedule", topo, cluster, "-s", "metis", "--time-limit", "2", "-p", "imbalance=0"])
+    assert code == 2 and err.strip().splitlines() == ["streamplace: scheduler 'metis': imbalance must be between 1 and 1e+06, got 0.0"]
