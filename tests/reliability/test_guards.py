@@ -163,6 +163,7 @@ def test_a_traffic_change_that_is_not_finite_is_null_with_a_note(cli, tmp_path):
     chain = [{"name": f"o{i}", "parallelism": 1, "selectivity": 1e12} for i in range(26)]
     chain[0].update(role="source", source_rate=1e12)
     chain[24]["selectivity"] = 1e8
+    chain[24]["tuple_bytes"] = 1   # 10^308 bytes/s: within a double too (a stream's byte rate beyond one is refused)
     chain[25]["parallelism"] = 4
     topo = {"name": "chain", "operators": chain,
             "streams": [{"from": f"o{i}", "to": f"o{i + 1}", "grouping": "all" if i == 24 else "shuffle"} for i in range(25)]}
