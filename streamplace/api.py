@@ -338,6 +338,8 @@ def export_placement(placement: str | os.PathLike, to: str, job: Job | None = No
             raise InputError("--to storm-plan needs --topology and --cluster (the plan is checked against them)")
         from .storm.plans import write_plan
         from .storm.source import plan_of
+        if output is not None and Path(output).exists() and not Path(output).is_dir():
+            raise InputError(f"-o: {output} is a file; --to storm-plan writes into the plugin's plan directory")
         name, document = plan_of(problem, placement)
         return Exported(document, {}, write_plan(Path(output), name, document) if output is not None else None)
     topo = None

@@ -76,7 +76,15 @@ def memory_limit() -> int:
 
 def describe_limit(limit: int) -> str:
     where = f"set by {ENV}" if os.environ.get(ENV) else "half of this machine's memory"
-    return f"{limit / 2**30:.1f} GiB ({where}; raise it with --memory-limit)"
+    return f"{size_text(limit)} ({where}; raise it with --memory-limit)"
+
+
+def size_text(nbytes: float) -> str:
+    """``nbytes`` in the largest binary unit it reaches, one decimal: 1.5 GiB, 12.0 MiB, 1 B."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.1f} {unit}"
+    return f"{int(nbytes)} B"
 
 
 def problem_bytes(n_tasks: int, n_edges: int) -> int:

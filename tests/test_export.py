@@ -86,6 +86,14 @@ def test_storm_plan_export_is_the_file_the_plugin_test_reads(tmp_path, capsys):
     main(["export", str(tmp_path / "plan.json"), "--to", "storm-plan", "--topology", str(tmp_path / "pipe.yaml"),
           "--cluster", str(tmp_path / "two.yaml"), "-o", str(tmp_path / "plans")])
     assert (tmp_path / "plans" / "pipe.json").read_text() == STORM_FIXTURE.read_text()
+    capsys.readouterr()
+    (tmp_path / "old.json").write_text("{}")
+    with pytest.raises(SystemExit) as exc:   # a file as the plan directory: "File exists" before
+        main(["export", str(tmp_path / "plan.json"), "--to", "storm-plan", "--topology", str(tmp_path / "pipe.yaml"),
+              "--cluster", str(tmp_path / "two.yaml"), "-o", str(tmp_path / "old.json")])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "old.json is a file; --to storm-plan writes into the plugin's plan directory" in err
+    assert (tmp_path / "old.json").read_text() == "{}"
 
 
 def test_export_refuses_a_placement_of_another_job(tmp_path, capsys):

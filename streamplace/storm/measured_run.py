@@ -63,6 +63,19 @@ def _labels(frame: pd.DataFrame, columns: tuple[str, ...], path: Path, topo) -> 
                                           "the run is of another job")
 
 
+def _streams_only(traffic: pd.DataFrame, path: Path, topo) -> None:
+    """Every traffic record is of a stream of ``topo`` (from a task of its sender to one of its
+    receiver): the rates a calibration reads per stream would take in any other pair unseen."""
+    streams = {(s.src, s.dst) for s in topo.streams}
+    op = {label: topo.operators[topo.operator_of_task[t]].name for t, label in enumerate(topo.task_labels)}
+    pairs = list(zip(traffic["src_task"].astype(str).map(op), traffic["dst_task"].astype(str).map(op)))
+    bad = next((i for i, pair in enumerate(pairs) if pair not in streams), None)
+    if bad is not None:
+        src, dst = traffic["src_task"].iloc[bad], traffic["dst_task"].iloc[bad]
+        raise SpecError(path, "dst_task", f"record {bad + 1}: {src} -> {dst} is no stream of {quote(topo.name)} "
+                                          f"({pairs[bad][0]} does not send to {pairs[bad][1]})")
+
+
 def _number(value, doc_path: Path, field: str, what: str, positive: bool = False) -> float:
     """``value`` of run.json's ``field``: a finite number >= 0 (> 0 if ``positive``) and at most
     10^12, the specs' bound; :class:`SpecError` saying it must be ``what`` otherwise."""
@@ -111,6 +124,7 @@ def read_run(path: str | os.PathLike, problem: Problem) -> MeasuredRun:
         frames[key] = _read_records(file, doc_path, key, columns)
         _labels(frames[key], columns[1:2] if key == "load_file" else columns[1:3], file, topo)
     load, traffic = frames["load_file"], frames["traffic_file"]
+    _streams_only(traffic, run_dir / str(doc["traffic_file"]), topo)
     bolts, spouts = records.throughput(load, topo, float(seconds))
     if bolts + spouts <= 0:
         raise SpecError(run_dir / str(doc["load_file"]), "executed", "no task executed a tuple: nothing to calibrate on")

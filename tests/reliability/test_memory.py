@@ -22,6 +22,7 @@ def test_memory_estimate_against_the_limit(rel, small):
     proc = rel.run_cli("--memory-limit", "64M", "schedule", topo, cluster, "-s", "even", timeout=60)
     line = rel.one_line(proc)
     assert proc.returncode == 2 and "GiB of memory" in line and "limit" in line and "--memory-limit" in line
+    assert "the limit is 64.0 MiB (set by STREAMPLACE_MEMORY_LIMIT" in line   # was shown as 0.1 GiB
     proc = rel.run_cli("--memory-limit", "lots", "schedule", topo, cluster, "-s", "even", timeout=60)
     assert proc.returncode == 2 and "--memory-limit" in rel.one_line(proc)
     proc = rel.run_cli("--memory-limit", "4G", "schedule", topo, cluster, "-s", "even", "--format", "json", timeout=120)

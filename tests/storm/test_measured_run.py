@@ -126,6 +126,17 @@ def test_a_record_of_the_wrong_type_is_refused_naming_file_and_field(tmp_path, l
         read_run(run, Problem.from_topology(TOPO, CLUSTER))
 
 
+@pytest.mark.parametrize("src, dst", [("b[0]", "s[0]"), ("s[0]", "s[1]"), ("b[1]", "b[1]")])
+def test_traffic_on_a_pair_that_is_no_stream_is_refused(tmp_path, src, dst):
+    """Reversed, self-loop or between two tasks of one operator: it was taken in silently."""
+    run = write_run(tmp_path / "run")
+    with open(run / "traffic.jsonl", "a") as fh:
+        fh.write(json.dumps({"window_start": 0, "window_seconds": 10.0, "src_task": src, "dst_task": dst, "tuples": 5,
+                             "bytes": 50}) + "\n")
+    with pytest.raises(SpecError, match=rf"traffic.jsonl: dst_task: record 5: {src[0]}\[{src[2]}\] -> .* is no stream of 't'"):
+        read_run(run, Problem.from_topology(TOPO, CLUSTER))
+
+
 def test_a_run_whose_tasks_executed_nothing_is_refused(tmp_path):
     with pytest.raises(SpecError, match="no task executed a tuple"):
         read_run(write_run(tmp_path / "run", spout_rate=0.0), Problem.from_topology(TOPO, CLUSTER))
