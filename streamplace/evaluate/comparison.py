@@ -16,7 +16,7 @@ from typing import Any, ContextManager
 
 from ..model import Problem
 from ..model.performance import Predictor
-from ..schedulers import available, make_scheduler, storm_default, time_limit_note
+from ..schedulers import available, make_scheduler, read_profiling, storm_default, time_limit_note
 from .records import ResultRecord
 from .verdict import default_reference, judge, verdict
 
@@ -50,6 +50,7 @@ def compare(problem: Problem, schedulers: Sequence[str] | None = None, params: d
     """
     names = list(schedulers) if schedulers is not None else available()
     params = params or {}
+    profiling = read_profiling(profiling)   # once for all of them
     built = [make_scheduler(n, params.get(n), seed=seed, time_limit=time_limit, profiling=profiling) for n in names]
     note = time_limit_note(names, time_limit)   # after the parameters are checked: a refusal is the one line
     if note and on_note:

@@ -81,9 +81,12 @@ class SpecError(ValueError):
 def printable(text: str) -> str:
     """``text`` with its control characters (a NUL, a terminal's escape sequences) written as
     ``\\xNN`` escapes: what an error line shows of a user's file must not drive the terminal."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text) if isinstance(text, str) else text
+    if not isinstance(text, str):
+        return text
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", _SPACES.sub(" ", text))
 
 
+_SPACES = re.compile(r" *[\t\n\r][\t\n\r ]*")   # a line break in a message is a space: the message is one line
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _REPR = reprlib.Repr()   # Python 3.11 takes no keyword arguments here
 _REPR.maxlevel, _REPR.maxstring, _REPR.maxlong, _REPR.maxother = 2, QUOTE_CHARS, 40, QUOTE_CHARS
@@ -207,6 +210,8 @@ def _parse_json(text: str, source) -> Any:
         raise SpecError(source, "", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     except RecursionError:
         raise SpecError(source, "", "nested too deeply") from None
+    except SpecError:   # the hooks' own (a duplicate key, NaN): as they are
+        raise
     except ValueError as exc:   # Python's own limit on an integer's digits
         raise SpecError(source, "", _unreadable(exc)) from None
 
@@ -218,6 +223,8 @@ def parse_json_line(line: str, source, number: int) -> Any:
                          parse_constant=_no_constant(f"{source}: line {number}"))
     except json.JSONDecodeError as exc:
         raise SpecError(source, f"line {number}", f"invalid JSON at column {exc.colno}: {exc.msg}") from None
+    except SpecError:   # the hooks' own (a duplicate key, NaN): as they are
+        raise
     except ValueError as exc:   # Python's own limit on an integer's digits
         raise SpecError(source, f"line {number}", _unreadable(exc)) from None
     check_finite(doc, f"{source}: line {number}")

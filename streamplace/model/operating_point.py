@@ -73,7 +73,8 @@ FIXED_RATE = 600.0
 #: the most ackers or max spout pending a run may state: a topology's task limit
 #: (``specs.MAX_TASKS``); the model deals every acker a slot, so more would only take memory
 MAX_COUNT = 10_000_000
-#: the largest value of the other settings above: Storm reads them as Java ints
+#: the largest value of the other settings above (Storm reads the counts and sizes as Java ints,
+#: the sleeps as longs, any number >= 0 accepted by its config validation)
 JAVA_INT_MAX = 2**31 - 1
 
 
@@ -162,8 +163,9 @@ class OperatingPoint:
         pending = _count_setting(conf, "topology.max.spout.pending")
         keys = (set(STORM_DEFAULTS) | set(CAMPAIGN_CONF)) - {"topology.max.spout.pending"}
         storm_conf = {k: conf[k] for k in sorted(keys) if k in conf and conf[k] != STORM_DEFAULTS.get(k)}
-        for key in storm_conf:   # counts, sizes and sleeps: Java ints in Storm
-            _count_setting(storm_conf, key, JAVA_INT_MAX)
+        for key, value in storm_conf.items():   # counts, sizes and sleeps: Storm reads them as numbers, a sleep's
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= JAVA_INT_MAX:
+                raise ValueError(f"{key} must be a number 0..{JAVA_INT_MAX:,}, got {quote(value)}")   # fraction cut
         return cls("measured", storm_conf, ackers=workers if ackers is None else ackers,
                    max_spout_pending=pending or None, cpu_budget=cpu_budget)   # 0 pending: no limit, as in Storm
 

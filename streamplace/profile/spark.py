@@ -101,8 +101,8 @@ def java_version(env: dict | None = None) -> int:
 
 #: the master URLs Spark takes (its "Master URLs" documentation): local[...], a standalone
 #: cluster, YARN, Kubernetes; anything else Spark refuses with a Java stack trace on stderr
-MASTER_URL = re.compile(r"local(\[(\*|\d+)(,\d+)?\])?|local-cluster\[\d+,\d+,\d+\]|spark://[^\s/]+(/\S*)?"
-                        r"|yarn|k8s://\S+")
+MASTER_URL = re.compile(r"local(\[\s*(\*|\d+)\s*(,\s*\d+\s*)?\])?|local-cluster\[\s*\d+\s*,\s*\d+\s*,\s*\d+\s*\]"
+                        r"|spark://[^\s/]+(/\S*)?|yarn|k8s://\S+")
 
 
 def resolve_master(master: str | None = None) -> str:

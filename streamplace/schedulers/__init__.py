@@ -2,7 +2,7 @@
 
 from . import even, ischeduler, lf, lns, metis, online, optimal, rstorm, t3, throughput  # noqa: F401  (registration side effect)
 from .base import (REGISTRY, Infeasible, NoPlacement, NoSolution, NotApplicable, Outcome, ParameterError, Scheduler, ScheduleResult, available, make_scheduler,
-                   register, storm_default, time_limit_note)
+                   read_profiling, register, storm_default, time_limit_note)
 
 __all__ = ["REGISTRY", "Infeasible", "NoPlacement", "NoSolution", "NotApplicable", "Outcome", "ParameterError", "Scheduler", "ScheduleResult", "available", "make_scheduler",
-           "register", "storm_default", "time_limit_note"]
+           "read_profiling", "register", "storm_default", "time_limit_note"]

@@ -279,9 +279,9 @@ MAX_SEED = 2**31 - 1   # CP-SAT and METIS take 32-bit seeds
 
 def _check_ranges(cls, kwargs: dict) -> None:
     """The ranges every scheduler shares, wherever the value comes from: a time budget within
-    0..:data:`MAX_TIME_LIMIT` seconds, a seed within 0..:data:`MAX_SEED`, any other integer of
-    at most :data:`MAX_SEED` in size (the native solvers take 32-bit integers), any other number of
-    at most :data:`MAX_NUMBER` (the specs' bound)."""
+    0..:data:`MAX_TIME_LIMIT` seconds, a seed within 0..:data:`MAX_SEED`, any other integer
+    parameter at most :data:`MAX_SEED` in size (the native solvers take 32-bit integers), any other
+    number parameter at most :data:`MAX_NUMBER` (the specs' bound), by the parameter's declared type."""
     budget = kwargs.get(cls.budget_param) if cls.budget_param else None
     if budget is not None and not (isinstance(budget, (int, float)) and 0 <= budget <= MAX_TIME_LIMIT):
         raise ParameterError(f"parameter {cls.budget_param}: must be between 0 and {MAX_TIME_LIMIT:g} seconds, "
@@ -289,12 +289,21 @@ def _check_ranges(cls, kwargs: dict) -> None:
     seed = kwargs.get("seed")
     if seed is not None and not (isinstance(seed, int) and 0 <= seed <= MAX_SEED):
         raise ParameterError(f"parameter seed: must be an integer between 0 and {MAX_SEED}, got {quote(seed)}")
+    hints = typing.get_type_hints(cls)
     for key, value in kwargs.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             continue
-        most = MAX_SEED if isinstance(value, int) else int(MAX_NUMBER)
+        declared = hints.get(key)
+        number = declared is float or float in typing.get_args(declared)   # by the parameter's type, not the value's
+        most = int(MAX_NUMBER) if number else MAX_SEED
         if abs(value) > most:
             raise ParameterError(f"parameter {key}: must be at most {most:,} in size, got {quote(value)}")
+
+
+def read_profiling(profiling: Any) -> Any:
+    """A profiling spec given as a file, read (and refused if missing or bad) whether or not the
+    schedulers it is given to use it; a :class:`Profiling` or None as it is."""
+    return load_profiling(profiling) if profiling is not None and not isinstance(profiling, Profiling) else profiling
 
 
 def make_scheduler(name: str, params: dict[str, Any] | None = None, *, seed: int | None = None,
@@ -308,8 +317,7 @@ def make_scheduler(name: str, params: dict[str, Any] | None = None, *, seed: int
     if name not in REGISTRY:
         raise ParameterError(f"unknown scheduler {quote(name)} (available: {', '.join(available())})")
     cls = REGISTRY[name]
-    if profiling is not None and not isinstance(profiling, Profiling):
-        profiling = load_profiling(profiling)   # a file given is read, and refused if bad, whoever uses it
+    profiling = read_profiling(profiling)
     params = dict(params or {})
     for key, value, wanted in (("seed", seed, True), (cls.budget_param, time_limit, cls.budget_param is not None),
                                ("profiling", profiling, cls.needs_profiling)):

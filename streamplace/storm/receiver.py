@@ -68,23 +68,31 @@ def parse_window(line: str, number: int) -> dict:
         text = doc.get(kind)
         if not isinstance(text, str) or (text and not text.endswith("\n")):
             raise BadWindow(f"line {number}: {kind}: must be JSON Lines ending in a newline")
-        _check_kind(text, kind, number)
     dropped = doc.get("dropped", 0)
     if isinstance(dropped, bool) or not isinstance(dropped, int) or dropped < 0:
         raise BadWindow(f"line {number}: dropped: must be a count")
     return doc
 
 
-def _check_kind(text: str, kind: str, number: int) -> None:
-    """The records of one kind in a window, as the monitor's files must hold them
-    (:func:`~.records.check_records`); :class:`BadWindow` naming the line, kind and field otherwise."""
+def check_windows(windows: list[tuple[int, dict]]) -> None:
+    """The records of every kind in ``windows`` (line number, window), as the monitor's files must
+    hold them (:func:`~.records.check_records`), checked together (one frame per kind, not per
+    window); :class:`BadWindow` naming the first bad window's line, the kind and the field."""
     import pandas as pd
-    rows = [_json_object(line, f"line {number}: {kind}: a record is ") for line in text.splitlines()]
-    if rows:
+    for kind in KINDS:
+        rows = [(number, _json_object(text, f"line {number}: {kind}: a record is "))
+                for number, window in windows for text in window[kind].splitlines()]
+        if not rows:
+            continue
         try:
-            check_records(pd.DataFrame(rows), f"line {number}", kind=kind)
-        except SpecError as e:
-            raise BadWindow(f"line {number}: {kind}: {e.field_path}: {e.problem}") from None
+            check_records(pd.DataFrame([row for _, row in rows]), "request", kind=kind)
+        except SpecError:
+            for number, window in windows:   # which window: each alone, only on this rare path
+                try:
+                    check_records(pd.DataFrame([row for n, row in rows if n == number]), "request", kind=kind)
+                except SpecError as e:
+                    raise BadWindow(f"line {number}: {kind}: {e.field_path}: {e.problem}") from None
+            raise
 
 
 class RecordsReceiver:
@@ -170,7 +178,9 @@ class RecordsReceiver:
             return self._refuse(413, f"body over {MAX_BODY} bytes")
         body = request.rfile.read(length).decode("utf-8", errors="replace")
         try:
-            windows = [parse_window(line, n) for n, line in enumerate(body.split("\n"), 1) if line.strip()]
+            numbered = [(n, parse_window(line, n)) for n, line in enumerate(body.split("\n"), 1) if line.strip()]
+            check_windows(numbered)
+            windows = [window for _, window in numbered]
             consumer_dropped = int(request.headers.get("X-Streamplace-Dropped", "0"))
         except (BadWindow, ValueError) as e:
             return self._refuse(400, str(e))

@@ -46,7 +46,7 @@ def test_bad_points_are_refused_with_the_field_named():
 @pytest.mark.parametrize("conf, message", [
     ({"topology.acker.executors": 10**8}, "topology.acker.executors must be an integer 0..10,000,000, got 100000000"),
     ({"topology.max.spout.pending": True}, "topology.max.spout.pending must be an integer"),
-    ({"topology.spout.wait.progressive.level3.sleep.millis": "ten"}, "sleep.millis must be an integer 0..2,147,483,647"),
+    ({"topology.spout.wait.progressive.level3.sleep.millis": "ten"}, "sleep.millis must be a number 0..2,147,483,647"),
 ])
 def test_the_settings_of_a_run_are_counts_storm_can_hold(conf, message):
     with pytest.raises(ValueError, match=message):
@@ -54,6 +54,8 @@ def test_the_settings_of_a_run_are_counts_storm_can_hold(conf, message):
     # Storm's own reading: unset ackers are one per worker, max spout pending 0 is no limit
     point = OperatingPoint.of_conf({"topology.max.spout.pending": 0}, 3)
     assert (point.ackers, point.max_spout_pending) == (3, None)
+    # a fractional sleep is what Storm takes (it reads the sleeps as longs, cutting the fraction)
+    assert OperatingPoint.of_conf({"topology.bolt.wait.progressive.level3.sleep.millis": 0.5}, 3).sleep_s("bolt") == 0.0005
 
 
 def test_a_point_cannot_be_changed_after_it_is_made():

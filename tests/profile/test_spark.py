@@ -55,7 +55,8 @@ def test_cli_without_java_exits_2_with_one_line(tmp_path):
 
 def test_a_master_spark_does_not_take_is_one_line_before_any_jvm(tmp_path, monkeypatch):
     """Spark printed a Java stack trace for ``bogus://x`` before the one line."""
-    for good in ("local", "local[2]", "local[*]", "local[4,2]", "spark://h1:7077,h2:7077", "yarn", "k8s://https://h:443"):
+    for good in ("local", "local[2]", "local[*]", "local[4,2]", "local[4, 2]", "local-cluster[2, 1, 1024]",
+                 "spark://h1:7077,h2:7077", "yarn", "k8s://https://h:443"):
         assert sparkmod.resolve_master(good) == good
     with pytest.raises(SparkUnavailable, match=r"spark: --spark-master: 'bogus://x' is not a Spark master URL"):
         sparkmod.resolve_master("bogus://x")
