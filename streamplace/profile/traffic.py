@@ -238,7 +238,8 @@ def replay(spark: SparkSession, topology: Topology, records: DataFrame, *, logic
         for df in cached:
             df.unpersist()
         raise ReplayError("records", time_column, f"none of the {total:,} records has a usable time (epoch seconds, "
-                                                  f"a timestamp or ISO-8601 text, within {MAX_EPOCH_S:g} s of 1970)")
+                                                  f"a timestamp or ISO-8601 text, within {MAX_EPOCH_S:g} s of 1970; epoch "
+                                                  "milliseconds are beyond it: give seconds)")
     return Monitoring(_union(traffic, spark, TRAFFIC_COLUMNS), _union(loads, spark, LOAD_COLUMNS), executed, without_time, tuple(cached))
 
 
