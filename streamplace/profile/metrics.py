@@ -5,8 +5,10 @@ or rejected with exactly one reason, checked in this order (the first that appli
 
 ``malformed_record`` (a line that is not a JSON object / has the wrong number of CSV fields),
 ``missing_value``, ``non_numeric`` (a number field that does not parse, NaN or infinite),
-``bad_timestamp`` (``window_start`` neither epoch seconds nor an ISO-8601 timestamp),
-``bad_window`` (``window_seconds`` <= 0), ``negative_value``, ``unknown_task`` (not a label
+``bad_timestamp`` (``window_start`` neither epoch seconds nor an ISO-8601 timestamp, or beyond
+10^12 s of 1970), ``bad_window`` (``window_seconds`` <= 0), ``negative_value``, ``too_large`` (a
+count or window beyond 10^12, the specs' bound: the rates would pass what the solvers hold),
+``unknown_task`` (not a label
 ``op[i]`` nor an integer id of the topology), ``self_loop`` (``src_task`` = ``dst_task``),
 ``outside_range`` (the window ``[start, start + seconds)`` is not inside ``[--from, --to]``).
 Two things no single row shows are refused with an error naming the files (nothing is written):
@@ -50,12 +52,13 @@ from pyspark.sql import types as T
 from ..files import quote
 from ..interrupt import temporary
 from ..model import Topology
+from ..model.specs import MAX_NUMBER
 from ..files import SpecError, atomic_write_text, check_output_dir, dumps_json, replace_dir, stage_dir
 from . import (EDGE_COLUMNS, EDGES_FILE, LOAD_COLUMNS, LOAD_RATE_COLUMNS, LOADS_FILE, REJECTED_DIR, SUMMARY_FILE, TRAFFIC_COLUMNS,
                WEIGHTS, InputFile, inspect_input)
 
 REASONS = ("malformed_record", "missing_value", "non_numeric", "bad_timestamp", "bad_window", "negative_value",
-           "unknown_task", "self_loop", "outside_range")
+           "too_large", "unknown_task", "self_loop", "outside_range")
 CORRUPT = "_corrupt_record"
 OVERLAP_TOLERANCE_S = 1e-6   # window edges closer than this meet (epoch seconds parsed from text)
 
@@ -172,8 +175,10 @@ def validate(df: DataFrame, kind: RecordKind, topology: Topology, *, start: floa
     checks = [(F.col("raw_record").isNotNull(), "malformed_record", None)]
     checks += [(F.col(f"m_{c}"), "missing_value", c) for c in kind.columns]
     checks += [(_bad_number(x), "non_numeric", c) for c, x in [("window_seconds", wl), *values.items()]]
-    checks += [(_bad_number(ws), "bad_timestamp", "window_start"), (wl <= 0, "bad_window", "window_seconds")]
+    checks += [(_bad_number(ws) | (F.abs(ws) > MAX_NUMBER), "bad_timestamp", "window_start"),
+               (wl <= 0, "bad_window", "window_seconds")]
     checks += [(x < 0, "negative_value", c) for c, x in values.items()]
+    checks += [(x > MAX_NUMBER, "too_large", c) for c, x in [("window_seconds", wl), *values.items()]]
     checks += [(F.col(f"id_{c}").isNull(), "unknown_task", c) for c in kind.task_columns]
     if len(kind.task_columns) == 2:
         checks.append((F.col("id_src_task") == F.col("id_dst_task"), "self_loop", "dst_task"))

@@ -28,6 +28,9 @@ def _bad_rows():
         ({**GOOD, "window_start": "yesterday"}, "bad_timestamp"),
         ({**GOOD, "window_seconds": 0}, "bad_window"),
         ({**GOOD, "tuples": -5}, "negative_value"),
+        ({**GOOD, "tuples": 1e302}, "too_large"),   # the solvers then cast rates beyond what they hold
+        ({**GOOD, "window_seconds": 2e12}, "too_large"),
+        ({**GOOD, "window_start": 1e13}, "bad_timestamp"),
         ({**GOOD, "dst_task": "b[3]"}, "unknown_task"),
         ({**GOOD, "src_task": "zz[0]"}, "unknown_task"),
         ({**GOOD, "src_task": 17}, "unknown_task"),
