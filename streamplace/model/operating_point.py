@@ -23,6 +23,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from ..files import quote
+from .specs import MAX_INT, MAX_TASKS
 
 #: Storm 2.8's defaults (``conf/defaults.yaml``) for the settings the flow-control bound reads:
 #: idle spouts sleep at once (levels 1 and 2 are 0 iterations), idle bolts and held-back
@@ -70,12 +71,10 @@ SATURATED_RATE = 50_000.0
 #: the campaign's placements sustain saturated at 10ms-sleeps and a quarter of the weakest at
 #: storm-defaults (2026-11-27-operating-points): every placement runs at the sources' own rate
 FIXED_RATE = 600.0
-#: the most ackers or max spout pending a run may state: a topology's task limit
-#: (``specs.MAX_TASKS``); the model deals every acker a slot, so more would only take memory
-MAX_COUNT = 10_000_000
-#: the largest value of the other settings above (Storm reads the counts and sizes as Java ints,
-#: the sleeps as longs, any number >= 0 accepted by its config validation)
-JAVA_INT_MAX = 2**31 - 1
+#: the most ackers or max spout pending a run may state: a topology's task limit; the model deals
+#: every acker a slot, so more would only take memory. The other settings above are at most a Java
+#: int (``MAX_INT``: Storm reads the counts and sizes as ints, the sleeps as longs, any number >= 0)
+MAX_COUNT = MAX_TASKS
 
 
 @dataclass(frozen=True)
@@ -164,8 +163,8 @@ class OperatingPoint:
         keys = (set(STORM_DEFAULTS) | set(CAMPAIGN_CONF)) - {"topology.max.spout.pending"}
         storm_conf = {k: conf[k] for k in sorted(keys) if k in conf and conf[k] != STORM_DEFAULTS.get(k)}
         for key, value in storm_conf.items():   # counts, sizes and sleeps: Storm reads them as numbers, a sleep's
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= JAVA_INT_MAX:
-                raise ValueError(f"{key} must be a number 0..{JAVA_INT_MAX:,}, got {quote(value)}")   # fraction cut
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_INT:
+                raise ValueError(f"{key} must be a number 0..{MAX_INT:,}, got {quote(value)}")   # fraction cut
         return cls("measured", storm_conf, ackers=workers if ackers is None else ackers,
                    max_spout_pending=pending or None, cpu_budget=cpu_budget)   # 0 pending: no limit, as in Storm
 

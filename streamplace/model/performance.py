@@ -56,11 +56,8 @@ from .cluster import Cluster
 from .graph import stream_block, stream_flows, unit_flows
 from .placement import Placement
 from .problem import Problem
+from .specs import MAX_NUMBER
 from .topology import Topology
-
-#: the largest value a cost model constant may take: the specs' bound on any number
-#: (``specs.MAX_NUMBER``), so that no prediction overflows to inf or NaN
-MAX_CONSTANT = 1e12
 
 
 @dataclass(frozen=True)
@@ -130,16 +127,16 @@ class CostModel:
                      "hop_ms_same_worker", "hop_ms_other_worker", "hop_ms_other_node", "task_cpu_per_tuple", "worker_cpu", "node_cpu",
                      "executor_cpu", "connection_cpu"):
             value = getattr(self, name)
-            if not np.isfinite(value) or not 0 <= value <= MAX_CONSTANT:
-                raise ValueError(f"CostModel.{name} must be a number 0..{MAX_CONSTANT:g}, got {value}")
+            if not np.isfinite(value) or not 0 <= value <= MAX_NUMBER:   # the specs' bound: no prediction overflows
+                raise ValueError(f"CostModel.{name} must be a number 0..{MAX_NUMBER:g}, got {value}")
         if not 0 < self.fixed_cpu_cap <= 1:
             raise ValueError(f"CostModel.fixed_cpu_cap must be in (0, 1], got {self.fixed_cpu_cap}")
         if not 0 < self.latency_load < 1:
             raise ValueError(f"CostModel.latency_load must be in (0, 1), got {self.latency_load}")
         for machine_type, speed in self.machine_speed.items():
-            if not np.isfinite(speed) or not 0 < speed <= MAX_CONSTANT:
+            if not np.isfinite(speed) or not 0 < speed <= MAX_NUMBER:
                 raise ValueError(f"CostModel.machine_speed[{quote(machine_type)}] must be a number > 0 and at most "
-                                 f"{MAX_CONSTANT:g}, got {speed}")
+                                 f"{MAX_NUMBER:g}, got {speed}")
         object.__setattr__(self, "machine_speed", MappingProxyType(dict(self.machine_speed)))
 
     def summary(self, problem: Problem, placement: Placement) -> dict:

@@ -23,6 +23,7 @@ from .topology import PHASE_OPERATOR_FIELDS, PHASE_STREAM_FIELDS, Operator, Phas
 MAX_TASKS = 10_000_000
 MAX_NODES = 1_000_000
 MAX_NUMBER = 1e12  # every number in a spec: finite, 0..10^12 (larger ones overflow the metrics to inf/NaN)
+MAX_INT = 2**31 - 1  # the largest integer a 32-bit solver seed or a Java int holds
 
 
 # ---------------------------------------------------------------------- field checking

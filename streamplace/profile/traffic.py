@@ -43,6 +43,7 @@ from pyspark.sql import functions as F
 from ..files import quote
 from ..model.errors import InputError
 from ..model import Placement, Stream, Topology
+from ..model.specs import MAX_NUMBER
 from ..workloads.applications import OperatorLogic, write_records
 from . import LOAD_COLUMNS, TRAFFIC_COLUMNS, InputFile
 from .metrics import epoch_seconds
@@ -83,7 +84,7 @@ def _hash_index(n: int, *cols) -> Column:
 
 #: the furthest time from 1970 a record may have (s): the specs' bound on any number; beyond it
 #: a window's number overflows Spark's long (and no event of a real job is that far)
-MAX_EPOCH_S = 1e12
+MAX_EPOCH_S = MAX_NUMBER
 
 
 def _sources(records: DataFrame, topology: Topology, name: str, time_column: str, seed: int) -> DataFrame:

@@ -24,7 +24,7 @@ from ..interrupt import ChildFailed, in_child
 from ..model import Placement, Problem
 from ..model.keyvalue import parse_bool
 from ..model.profiling import Profiling, load_profiling
-from ..model.specs import MAX_NUMBER
+from ..model.specs import MAX_INT, MAX_NUMBER
 from .status import Infeasible, NoPlacement, NoSolution, NotApplicable, Status  # noqa: F401  (re-exported)
 
 MAX_TIME_LIMIT = 1e6  # seconds, the largest solve budget any caller accepts (~11.5 days)
@@ -274,14 +274,15 @@ def _convert(value: str, annotation: Any, key: str):
     raise ParameterError(f"parameter {key}: cannot read {quote(value)} as {' or '.join(getattr(k, '__name__', str(k)) for k in kinds)}")
 
 
-MAX_SEED = 2**31 - 1   # CP-SAT and METIS take 32-bit seeds
+MAX_SEED = MAX_INT   # CP-SAT and METIS take 32-bit seeds
 
 
-def _check_ranges(cls, kwargs: dict) -> None:
+def _check_ranges(cls, kwargs: dict, hints: dict) -> None:
     """The ranges every scheduler shares, wherever the value comes from: a time budget within
     0..:data:`MAX_TIME_LIMIT` seconds, a seed within 0..:data:`MAX_SEED`, any other integer
     parameter at most :data:`MAX_SEED` in size (the native solvers take 32-bit integers), any other
-    number parameter at most :data:`MAX_NUMBER` (the specs' bound), by the parameter's declared type."""
+    number parameter at most :data:`MAX_NUMBER` (the specs' bound), by the parameter's declared type
+    (``hints``: the class's type hints)."""
     budget = kwargs.get(cls.budget_param) if cls.budget_param else None
     if budget is not None and not (isinstance(budget, (int, float)) and 0 <= budget <= MAX_TIME_LIMIT):
         raise ParameterError(f"parameter {cls.budget_param}: must be between 0 and {MAX_TIME_LIMIT:g} seconds, "
@@ -289,7 +290,6 @@ def _check_ranges(cls, kwargs: dict) -> None:
     seed = kwargs.get("seed")
     if seed is not None and not (isinstance(seed, int) and 0 <= seed <= MAX_SEED):
         raise ParameterError(f"parameter seed: must be an integer between 0 and {MAX_SEED}, got {quote(seed)}")
-    hints = typing.get_type_hints(cls)
     for key, value in kwargs.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             continue
@@ -330,7 +330,7 @@ def make_scheduler(name: str, params: dict[str, Any] | None = None, *, seed: int
         if key not in known:
             raise ParameterError(f"scheduler {quote(name)} has no parameter {quote(key)} (parameters: {', '.join(sorted(known))})")
         kwargs[key] = _convert(value, hints[key], key) if isinstance(value, str) else value
-    _check_ranges(cls, kwargs)
+    _check_ranges(cls, kwargs, hints)
     try:
         return cls(**kwargs)
     except (TypeError, ValueError) as exc:

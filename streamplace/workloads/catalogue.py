@@ -19,17 +19,13 @@ from ..files import quote
 from ..model import Cluster
 from ..model.errors import InputError
 from ..model.keyvalue import parse_bool, parse_pairs
-from ..model.specs import MAX_NUMBER
+from ..model.specs import MAX_INT, MAX_NUMBER
 from . import fischer, microbench, nasiri, runtime
 from . import lf as lf_workloads
 from .applications import APPLICATIONS, application
 from .synthetic import synthetic_cluster, synthetic_topology
 
 REQUIRED = object()
-
-
-#: the largest integer argument (counts and seeds: the generators' and solvers' 32-bit ints)
-MAX_INT_ARG = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -174,7 +170,7 @@ def generate(generators: dict[str, Generator], name: str, args: Iterable[str], *
         if arg.choices and value not in arg.choices:
             raise InputError(f"{name}: {key}: {quote(value)} is not one of {', '.join(map(str, arg.choices))}")
         if arg.kind in (int, float):
-            most = MAX_INT_ARG if arg.kind is int else MAX_NUMBER
+            most = MAX_INT if arg.kind is int else MAX_NUMBER   # counts and seeds: 32-bit ints
             if not (math.isfinite(value) and 0 <= value <= most):
                 raise InputError(f"{name}: {key}: must be a number 0..{most:,.0f}, got {quote(given[key])}")
         values[key] = value
