@@ -93,7 +93,8 @@ def traffic_cmd(app_name, topology_path, records_path, records_format, time_colu
                                    window_seconds=window_seconds, cluster=cluster_path, placement=placement_path,
                                    seed=seed, fmt=fmt, spark_master=spark_master)
     executed = ", ".join(f"{k} {v:,}" for k, v in mon.executed.items())
-    skipped = f"; {mon.records_without_time:,} records without a time skipped" if mon.records_without_time else ""
+    skipped = "".join(f"; {n:,} {what} skipped" for n, what in ((mon.records_without_time, "records without a time"),
+                                                                (mon.malformed_lines, "lines that are no record (malformed JSON)")) if n)
     err_console.print(f"tuples executed: {executed}{skipped}; wrote {paths[0]} and {paths[1]}")
 
 

@@ -25,6 +25,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 import numpy as np
 
@@ -38,6 +39,41 @@ EDGE_COLUMNS = ("src_task", "dst_task", "tuples_per_s", "bytes_per_s")
 LOAD_RATE_COLUMNS = ("task", "executed_per_s", "cpu_cores")
 WEIGHTS = ("tuples", "bytes")
 FORMATS = ("jsonl", "csv", "parquet")
+
+
+#: window edges closer than this meet (epoch seconds parsed from text)
+OVERLAP_TOLERANCE_S = 1e-6
+
+
+def local_path(uri: str) -> str:
+    """Spark's ``input_file_name()`` (``file:///dir/a.csv``) as a path; other URIs and paths as they are."""
+    parsed = urlparse(uri)
+    return unquote(parsed.path) if parsed.scheme == "file" else uri
+
+
+def window_text(ws: float, wl: float) -> str:
+    return f"[{ws:.15g}, {ws + wl:.15g})"
+
+
+def tumbling_windows(by_file, needs: str = "a profile"):
+    """The distinct windows (``ws``, ``wl``) of ``by_file`` (a pandas frame of ``ws, wl, _source``);
+    :class:`SpecError` naming the later file if two overlap: the rates of ``needs`` (a profile, a
+    calibration) count each second once. The one rule for the Spark pipeline and ``--calibrate``."""
+    windows = by_file.drop_duplicates(["ws", "wl"]).sort_values(["ws", "wl"]).reset_index(drop=True)
+    ends = (windows["ws"] + windows["wl"]).to_numpy()
+    reach = np.maximum.accumulate(ends)   # the latest end of any window that starts no later
+    starts = windows["ws"].to_numpy()
+    clash = np.flatnonzero(starts[1:] < reach[:-1] - OVERLAP_TOLERANCE_S)
+    if len(clash):
+        later = clash[0] + 1
+        earlier = int(np.flatnonzero(ends[:later] > starts[later] + OVERLAP_TOLERANCE_S)[0])
+        a, b = windows.iloc[earlier], windows.iloc[later]
+        file_a, file_b = (local_path(by_file.loc[(by_file["ws"] == w["ws"]) & (by_file["wl"] == w["wl"]), "_source"].iloc[0])
+                          for w in (a, b))
+        raise SpecError(file_b, "window_start", f"window {window_text(b['ws'], b['wl'])} overlaps window "
+                                                f"{window_text(a['ws'], a['wl'])} of {file_a}: {needs} needs "
+                                                "windows that do not overlap (each second counted once)")
+    return windows[["ws", "wl"]]
 EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 JSON_SCAN_LINES = 1000
 

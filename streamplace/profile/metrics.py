@@ -41,7 +41,6 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import unquote, urlparse
 
 import numpy as np
 import pandas as pd
@@ -55,12 +54,11 @@ from ..model import Topology
 from ..model.specs import MAX_NUMBER
 from ..files import SpecError, atomic_write_text, check_output_dir, dumps_json, replace_dir, stage_dir
 from . import (EDGE_COLUMNS, EDGES_FILE, LOAD_COLUMNS, LOAD_RATE_COLUMNS, LOADS_FILE, REJECTED_DIR, SUMMARY_FILE, TRAFFIC_COLUMNS,
-               WEIGHTS, InputFile, inspect_input)
+               WEIGHTS, InputFile, inspect_input, local_path, tumbling_windows, window_text)
 
 REASONS = ("malformed_record", "missing_value", "non_numeric", "bad_timestamp", "bad_window", "negative_value",
            "too_large", "unknown_task", "self_loop", "outside_range")
 CORRUPT = "_corrupt_record"
-OVERLAP_TOLERANCE_S = 1e-6   # window edges closer than this meet (epoch seconds parsed from text)
 
 
 @dataclass(frozen=True)
@@ -273,7 +271,7 @@ def _process(spark: SparkSession, kind: RecordKind, paths, topology: Topology, f
             raise SpecError(inputs[0].path, "", f"no usable {kind.name} records: all {total['rows_read']} rows were rejected ({reasons})")
         used_rows = grouped.filter(F.col("reason").isNull())
         _refuse_duplicates(used_rows, kind, topology)
-        windows = _tumbling_windows(used_rows.select("ws", "wl", "_source").distinct().toPandas())
+        windows = tumbling_windows(used_rows.select("ws", "wl", "_source").distinct().toPandas())
         rates, info = _rates(used_rows, windows, kind, topology, half_life)
     finally:
         grouped.unpersist()
@@ -286,16 +284,6 @@ def _process(spark: SparkSession, kind: RecordKind, paths, topology: Topology, f
     return _KindResult(rates, {**total, **info, "files": files}, rejected)
 
 
-def _local_path(uri: str) -> str:
-    """Spark's ``input_file_name()`` (``file:///dir/a.csv``) as a path; other URIs as they are."""
-    parsed = urlparse(uri)
-    return unquote(parsed.path) if parsed.scheme == "file" else uri
-
-
-def _window_text(ws: float, wl: float) -> str:
-    return f"[{ws:.15g}, {ws + wl:.15g})"
-
-
 def _refuse_duplicates(used: DataFrame, kind: RecordKind, topology: Topology) -> None:
     """Two used rows equal in every field (task or edge, window, counts): a duplicate, refused (see the module doc)."""
     keys = ["ws", "wl", *[f"id_{c}" for c in kind.task_columns], *[f"k_{c}" for c in kind.value_columns]]
@@ -305,30 +293,11 @@ def _refuse_duplicates(used: DataFrame, kind: RecordKind, topology: Topology) ->
         return
     labels = topology.task_labels
     what = " -> ".join(labels[dup[f"id_{c}"]] for c in kind.task_columns)
-    files = [_local_path(f) for f in dup["files"]]
+    files = [local_path(f) for f in dup["files"]]
     also = f" (also in {', '.join(files[1:])})" if len(files) > 1 else ""
-    raise SpecError(files[0], "", f"{kind.name} record of {what} for window {_window_text(dup['ws'], dup['wl'])} "
+    raise SpecError(files[0], "", f"{kind.name} record of {what} for window {window_text(dup['ws'], dup['wl'])} "
                                   f"appears {dup['n']} times with the same counts{also}: copies would be counted twice; remove them "
                                   "(rows of one window with different counts are added up)")
-
-
-def _tumbling_windows(by_file: pd.DataFrame) -> pd.DataFrame:
-    """The distinct windows (``ws``, ``wl``) of ``by_file`` (``ws, wl, _source``); refuses two that overlap."""
-    windows = by_file.drop_duplicates(["ws", "wl"]).sort_values(["ws", "wl"]).reset_index(drop=True)
-    ends = (windows["ws"] + windows["wl"]).to_numpy()
-    reach = np.maximum.accumulate(ends)   # the latest end of any window that starts no later
-    starts = windows["ws"].to_numpy()
-    clash = np.flatnonzero(starts[1:] < reach[:-1] - OVERLAP_TOLERANCE_S)
-    if len(clash):
-        later = clash[0] + 1
-        earlier = int(np.flatnonzero(ends[:later] > starts[later] + OVERLAP_TOLERANCE_S)[0])
-        a, b = windows.iloc[earlier], windows.iloc[later]
-        file_a, file_b = (_local_path(by_file.loc[(by_file["ws"] == w["ws"]) & (by_file["wl"] == w["wl"]), "_source"].iloc[0])
-                          for w in (a, b))
-        raise SpecError(file_b, "window_start", f"window {_window_text(b['ws'], b['wl'])} overlaps window "
-                                                f"{_window_text(a['ws'], a['wl'])} of {file_a}: a profile needs "
-                                                "windows that do not overlap (each second counted once)")
-    return windows[["ws", "wl"]]
 
 
 def _by_reason(maps) -> dict[str, int]:

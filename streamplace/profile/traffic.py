@@ -46,7 +46,7 @@ from ..model import Placement, Stream, Topology
 from ..model.specs import MAX_NUMBER
 from ..workloads.applications import OperatorLogic, write_records
 from . import LOAD_COLUMNS, TRAFFIC_COLUMNS, InputFile
-from .metrics import epoch_seconds
+from .metrics import CORRUPT, epoch_seconds
 
 TS, TASK, TID, SRC = "_ts", "_task", "_tid", "_src"
 
@@ -61,13 +61,15 @@ class ReplayError(ValueError):
 
 @dataclass(frozen=True)
 class Monitoring:
-    """Monitoring records (Spark DataFrames), tuples executed per operator, records skipped for lack of a time."""
+    """Monitoring records (Spark DataFrames), tuples executed per operator, records skipped for lack
+    of a time and, apart, lines skipped that were no record at all (a truncated JSON line)."""
 
     traffic: DataFrame
     load: DataFrame
     executed: dict[str, int]
     records_without_time: int
     cached: tuple[DataFrame, ...] = field(default=(), repr=False)
+    malformed_lines: int = 0
 
 
 def _cpu_per_tuple(value) -> float:
@@ -235,13 +237,22 @@ def replay(spark: SparkSession, topology: Topology, records: DataFrame, *, logic
     first_source = next(name for name in topology.topological_order if not topology.upstream(name))
     total = records.count()
     without_time = total - executed[first_source]
+    # Spark reads a line that is no JSON object (a truncated last line) as a row of nulls beside its
+    # text in CORRUPT: no time either, but counted apart. The filter reads every column, as the
+    # replay does: a query of fewer columns parses each line only as far as it needs, and may not
+    # find it malformed (on this run's session settings it did not), and one of CORRUPT alone is refused
+    everything = F.to_json(F.struct(*[F.col(f"`{c}`") for c in records.columns]))
+    malformed = records.filter(F.col(CORRUPT).isNotNull() & (F.length(everything) > 0)).count() \
+        if CORRUPT in records.columns else 0
     if total and without_time == total:
         for df in cached:
             df.unpersist()
-        raise ReplayError("records", time_column, f"none of the {total:,} records has a usable time (epoch seconds, "
+        lines = f" ({malformed:,} of them lines that are no record)" if malformed else ""
+        raise ReplayError("records", time_column, f"none of the {total:,} records has a usable time{lines} (epoch seconds, "
                                                   f"a timestamp or ISO-8601 text, within {MAX_EPOCH_S:g} s of 1970; epoch "
                                                   "milliseconds are beyond it: give seconds)")
-    return Monitoring(_union(traffic, spark, TRAFFIC_COLUMNS), _union(loads, spark, LOAD_COLUMNS), executed, without_time, tuple(cached))
+    return Monitoring(_union(traffic, spark, TRAFFIC_COLUMNS), _union(loads, spark, LOAD_COLUMNS), executed,
+                      without_time - malformed, tuple(cached), malformed)
 
 
 def _union(frames: list[DataFrame], spark: SparkSession, columns) -> DataFrame:

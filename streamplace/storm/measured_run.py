@@ -30,6 +30,7 @@ from ..model import Problem
 from ..model.calibration import PLUGIN_ACKER_ORDER, MeasuredRun, offered_rate, rate_maps
 from ..model.operating_point import OperatingPoint
 from ..model.specs import MAX_NUMBER, SpecError, placement_from_dict
+from ..profile import tumbling_windows, window_text
 from . import records
 
 def _read_records(path: Path, doc_path: Path, key: str, columns: tuple[str, ...]) -> pd.DataFrame:
@@ -61,6 +62,29 @@ def _labels(frame: pd.DataFrame, columns: tuple[str, ...], path: Path, topo) -> 
         if unknown:
             raise SpecError(path, column, f"task {quote(unknown[0])} is not a task of {quote(topo.name)}: "
                                           "the run is of another job")
+
+
+def _counted_once(frames: dict[str, tuple[Path, pd.DataFrame]]) -> None:
+    """No record counted twice, the rule ``profile`` applies: :class:`SpecError` naming the file
+    on a record that repeats another in every field (a copied line) or on windows that overlap
+    (a 60-s record beside the six 10-s ones of the same minute). Windows are checked where every
+    record gives its length (``window_seconds``)."""
+    for path, frame in frames.values():
+        text = frame.astype(str)   # as text: a list field (latency buckets) is unhashable
+        later = text.duplicated().to_numpy()
+        if later.any():
+            again = int(later.argmax())
+            first = int((text == text.iloc[again]).all(axis=1).to_numpy().argmax())
+            row = frame.iloc[again]
+            window = (window_text(float(row["window_start"]), float(row["window_seconds"])) if "window_seconds" in frame.columns
+                      else f"starting at {float(row['window_start']):.15g}")
+            raise SpecError(path, "", f"record {again + 1} repeats record {first + 1} in every field (window {window}): "
+                                      "copies would be counted twice; remove them (records of one window with "
+                                      "different counts are added up)")
+    if all("window_seconds" in frame.columns for _, frame in frames.values()):
+        tumbling_windows(pd.concat([pd.DataFrame({"ws": frame["window_start"].astype(float), "wl": frame["window_seconds"].astype(float),
+                                                  "_source": str(path)}) for path, frame in frames.values()], ignore_index=True),
+                         needs="a calibration")
 
 
 def _streams_only(traffic: pd.DataFrame, path: Path, topo) -> None:
@@ -123,6 +147,7 @@ def read_run(path: str | os.PathLike, problem: Problem) -> MeasuredRun:
             raise SpecError(doc_path, key, f"{quote(name)} is not a file beside run.json")
         frames[key] = _read_records(file, doc_path, key, columns)
         _labels(frames[key], columns[1:2] if key == "load_file" else columns[1:3], file, topo)
+    _counted_once({key: (run_dir / str(doc[key]), frame) for key, frame in frames.items()})
     load, traffic = frames["load_file"], frames["traffic_file"]
     _streams_only(traffic, run_dir / str(doc["traffic_file"]), topo)
     bolts, spouts = records.throughput(load, topo, float(seconds))

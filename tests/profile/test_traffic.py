@@ -8,7 +8,8 @@ from pyspark.sql import functions as F
 
 from streamplace.model import Operator, Placement, Stream, Topology
 from streamplace.profile.metrics import build_profile
-from streamplace.profile.traffic import SRC, TASK, ReplayError, apply_logic, release, replay, route
+from streamplace.profile import InputFile
+from streamplace.profile.traffic import SRC, TASK, ReplayError, apply_logic, read_application_records, release, replay, route
 from streamplace.workloads.applications import APPLICATIONS, OperatorLogic, application
 
 M = (1 << 64) - 1
@@ -147,6 +148,19 @@ def test_times_no_window_can_hold_are_records_without_a_time_and_none_at_all_is_
     assert mon.executed == {"s": 1, "k": 1} and mon.records_without_time == 3
     with pytest.raises(ReplayError, match="none of the 3 records has a usable time"):
         replay(spark, topo, spark.createDataFrame([(1e308,), (None,), (float("nan"),)], "ts double"), window_seconds=10.0)
+
+
+def test_a_truncated_json_line_is_counted_as_no_record_not_as_a_record_without_a_time(spark, tmp_path):
+    """A file cut off mid-line (a copy interrupted) was reported as "1 records without a time"."""
+    topo = Topology.build("pair", [Operator("s", 1, role="source"), Operator("k", 1, role="sink")], [Stream("s", "k")])
+    path = tmp_path / "records.jsonl"
+    path.write_text('{"ts": 1.0, "w": "a"}\n{"w": "b"}\n{"ts": 2.0, "w": "c"}\n{"ts": 3.0, "w')
+    mon = replay(spark, topo, read_application_records(spark, InputFile(path, "jsonl", ())), window_seconds=10.0)
+    release(mon)
+    assert mon.executed == {"s": 2, "k": 2} and (mon.records_without_time, mon.malformed_lines) == (1, 1)
+    path.write_text('{"ts": "soon", "w": "a"}\n{"ts": 2.0,')
+    with pytest.raises(ReplayError, match=r"none of the 2 records has a usable time \(1 of them lines that are no record\)"):
+        replay(spark, topo, read_application_records(spark, InputFile(path, "jsonl", ())), window_seconds=10.0)
 
 
 def _max_mean(graph_weights):

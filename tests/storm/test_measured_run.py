@@ -137,6 +137,31 @@ def test_traffic_on_a_pair_that_is_no_stream_is_refused(tmp_path, src, dst):
         read_run(run, Problem.from_topology(TOPO, CLUSTER))
 
 
+def test_a_copied_record_is_refused_and_two_of_one_window_are_added_up(tmp_path):
+    """A copied line was counted twice; rows of one window with different counts are Storm's
+    (a task moved between workers mid-window), as in ``profile``."""
+    run = write_run(tmp_path / "run")
+    lines = (run / "load.jsonl").read_text().splitlines(keepends=True)
+    (run / "load.jsonl").write_text("".join(lines) + lines[0])
+    with pytest.raises(SpecError, match=r"load.jsonl: record 9 repeats record 1 in every field \(window \[0, 10\)\): "
+                                        "copies would be counted twice"):
+        read_run(run, Problem.from_topology(TOPO, CLUSTER))
+    extra = {**json.loads(lines[0]), "executed": 1000.0, "cpu_seconds": 0.3}   # s[0] in window [0, 10)
+    (run / "load.jsonl").write_text("".join(lines) + json.dumps(extra) + "\n")
+    rate, cores = read_run(run, Problem.from_topology(TOPO, CLUSTER)).tasks["s[0]"]
+    assert rate == pytest.approx((500.0 * 20 + 1000.0) / 20) and cores == pytest.approx(0.5 / 20)
+
+
+def test_overlapping_windows_are_refused_naming_both_files(tmp_path):
+    run = write_run(tmp_path / "run")
+    with open(run / "traffic.jsonl", "a") as fh:   # the first 20 s again, as one window
+        fh.write(json.dumps({"window_start": 0, "window_seconds": 20.0, "src_task": "s[0]", "dst_task": "b[0]",
+                             "tuples": 5, "bytes": 50}) + "\n")
+    with pytest.raises(SpecError, match=r"traffic.jsonl: window_start: window \[0, 20\) overlaps window \[0, 10\) of "
+                                        r".*load.jsonl: a calibration needs windows that do not overlap"):
+        read_run(run, Problem.from_topology(TOPO, CLUSTER))
+
+
 def test_a_run_whose_tasks_executed_nothing_is_refused(tmp_path):
     with pytest.raises(SpecError, match="no task executed a tuple"):
         read_run(write_run(tmp_path / "run", spout_rate=0.0), Problem.from_topology(TOPO, CLUSTER))
