@@ -39,10 +39,18 @@ EDGE_COLUMNS = ("src_task", "dst_task", "tuples_per_s", "bytes_per_s")
 LOAD_RATE_COLUMNS = ("task", "executed_per_s", "cpu_cores")
 WEIGHTS = ("tuples", "bytes")
 FORMATS = ("jsonl", "csv", "parquet")
-
-
+EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+JSON_SCAN_LINES = 1000
 #: window edges closer than this meet (epoch seconds parsed from text)
 OVERLAP_TOLERANCE_S = 1e-6
+
+# The layout of a profile directory (the one home: the writer :mod:`.metrics`, the reader
+# :func:`load_profile_graph`, and the CLI's check before it replaces a directory).
+EDGES_FILE = "edges.parquet"     # EDGE_COLUMNS, one row per task edge
+LOADS_FILE = "loads.parquet"     # LOAD_RATE_COLUMNS, one row per task
+SUMMARY_FILE = "summary.json"    # what was read, used and rejected; the weight
+REJECTED_DIR = "rejected"        # one Parquet dataset per input with rejected rows
+PROFILE_FILES = frozenset({EDGES_FILE, LOADS_FILE, SUMMARY_FILE, REJECTED_DIR})
 
 
 def local_path(uri: str) -> str:
@@ -74,16 +82,6 @@ def tumbling_windows(by_file, needs: str = "a profile"):
                                                 f"{window_text(a['ws'], a['wl'])} of {file_a}: {needs} needs "
                                                 "windows that do not overlap (each second counted once)")
     return windows[["ws", "wl"]]
-EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
-JSON_SCAN_LINES = 1000
-
-# The layout of a profile directory (the one home: the writer :mod:`.metrics`, the reader
-# :func:`load_profile_graph`, and the CLI's check before it replaces a directory).
-EDGES_FILE = "edges.parquet"     # EDGE_COLUMNS, one row per task edge
-LOADS_FILE = "loads.parquet"     # LOAD_RATE_COLUMNS, one row per task
-SUMMARY_FILE = "summary.json"    # what was read, used and rejected; the weight
-REJECTED_DIR = "rejected"        # one Parquet dataset per input with rejected rows
-PROFILE_FILES = frozenset({EDGES_FILE, LOADS_FILE, SUMMARY_FILE, REJECTED_DIR})
 
 
 @dataclass(frozen=True)
