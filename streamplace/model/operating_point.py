@@ -20,10 +20,13 @@ import dataclasses
 import math
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from ..files import quote
 from .specs import MAX_INT, MAX_TASKS
+
+if TYPE_CHECKING:   # the annotation's type only: topology is imported where it is used
+    from .topology import Topology
 
 #: Storm 2.8's defaults (``conf/defaults.yaml``) for the settings the flow-control bound reads:
 #: idle spouts sleep at once (levels 1 and 2 are 0 iterations), idle bolts and held-back
@@ -175,14 +178,14 @@ class OperatingPoint:
                    cpu_budget=doc.get("cpu_budget"), bandwidth_scaled=bool(doc.get("bandwidth_scaled", False)))
 
 
-def _count_setting(conf: Mapping[str, Any], key: str, most: int = MAX_COUNT) -> int | None:
-    """Storm setting ``key`` of ``conf``: None when unset, else an integer 0..``most``
+def _count_setting(conf: Mapping[str, Any], key: str) -> int | None:
+    """Storm setting ``key`` of ``conf``: None when unset, else an integer 0..:data:`MAX_COUNT`
     (ValueError naming the key otherwise)."""
     value = conf.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= most:
-        raise ValueError(f"{key} must be an integer 0..{most:,}, got {quote(value)}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
+        raise ValueError(f"{key} must be an integer 0..{MAX_COUNT:,}, got {quote(value)}")
     return value
 
 

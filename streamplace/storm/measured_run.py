@@ -64,12 +64,12 @@ def _labels(frame: pd.DataFrame, columns: tuple[str, ...], path: Path, topo) -> 
                                           "the run is of another job")
 
 
-def _counted_once(frames: dict[str, tuple[Path, pd.DataFrame]]) -> None:
+def _counted_once(frames: list[tuple[Path, pd.DataFrame]]) -> None:
     """No record counted twice, the rule ``profile`` applies: :class:`SpecError` naming the file
     on a record that repeats another in every field (a copied line) or on windows that overlap
     (a 60-s record beside the six 10-s ones of the same minute). Windows are checked where every
     record gives its length (``window_seconds``)."""
-    for path, frame in frames.values():
+    for path, frame in frames:
         text = frame.astype(str)   # as text: a list field (latency buckets) is unhashable
         later = text.duplicated().to_numpy()
         if later.any():
@@ -81,9 +81,9 @@ def _counted_once(frames: dict[str, tuple[Path, pd.DataFrame]]) -> None:
             raise SpecError(path, "", f"record {again + 1} repeats record {first + 1} in every field (window {window}): "
                                       "copies would be counted twice; remove them (records of one window with "
                                       "different counts are added up)")
-    if all("window_seconds" in frame.columns for _, frame in frames.values()):
+    if all("window_seconds" in frame.columns for _, frame in frames):
         tumbling_windows(pd.concat([pd.DataFrame({"ws": frame["window_start"].astype(float), "wl": frame["window_seconds"].astype(float),
-                                                  "_source": str(path)}) for path, frame in frames.values()], ignore_index=True),
+                                                  "_source": str(path)}) for path, frame in frames], ignore_index=True),
                          needs="a calibration")
 
 
@@ -138,21 +138,21 @@ def read_run(path: str | os.PathLike, problem: Problem) -> MeasuredRun:
         raise SpecError(doc_path, "assignment", "must map each task label to {node, worker}")
     topo = problem.topology
     placement = placement_from_dict({"placement": assignment}, topo, problem.cluster, doc_path)
-    frames = {}
+    frames, files = {}, {}
     for key, columns in (("load_file", ("window_start", "task", "executed", "cpu_seconds")),
                          ("traffic_file", ("window_start", "src_task", "dst_task", "tuples"))):
         name = str(doc[key])
-        file = run_dir / name
+        files[key] = file = run_dir / name
         if Path(name).is_absolute() or ".." in Path(name).parts or not file.is_file():
             raise SpecError(doc_path, key, f"{quote(name)} is not a file beside run.json")
         frames[key] = _read_records(file, doc_path, key, columns)
         _labels(frames[key], columns[1:2] if key == "load_file" else columns[1:3], file, topo)
-    _counted_once({key: (run_dir / str(doc[key]), frame) for key, frame in frames.items()})
+    _counted_once([(files[key], frame) for key, frame in frames.items()])
     load, traffic = frames["load_file"], frames["traffic_file"]
-    _streams_only(traffic, run_dir / str(doc["traffic_file"]), topo)
+    _streams_only(traffic, files["traffic_file"], topo)
     bolts, spouts = records.throughput(load, topo, float(seconds))
     if bolts + spouts <= 0:
-        raise SpecError(run_dir / str(doc["load_file"]), "executed", "no task executed a tuple: nothing to calibrate on")
+        raise SpecError(files["load_file"], "executed", "no task executed a tuple: nothing to calibrate on")
     rates = records.rates(load, traffic, topo, float(seconds))
     conf = doc.get("topology_conf") or {}
     if not isinstance(conf, dict):
