@@ -225,16 +225,18 @@ def node_level_bounds(P: Classes, cfgs, budget, num_workers, seed, mode) -> dict
             D[lev] = int(v[ld <= lev].max())
         return D
     per_level = min(1.0, max(0.02, 0.2 * budget() / max(1, len(levels))))  # <= ~20 % of the budget
-    for lev in levels:
-        if lev == 0:
-            D[0] = 0
-            continue
-        ub = single_node_bound(P, lev, per_level, num_workers, seed)
-        if ub is not None:
-            D[lev] = ub
-    run = None  # make D monotone (an unproven level keeps the bound of a higher level)
-    for lev in sorted(D, reverse=True):
-        run = D[lev] if run is None else min(run, D[lev])
+    proven = {lev: 0 if lev == 0 else single_node_bound(P, lev, per_level, num_workers, seed) for lev in levels}
+    # A node of load L holds at most what one of a higher level can, so D is made monotone and an
+    # unproven level (its solve out of time) takes the bound of the next higher proven one. Every
+    # level must have a bound: the count model reads a node's bound off the largest level at or
+    # below its load, so a missing level would lend it a lower level's, too small (a search on a
+    # loaded machine once proved a wrong optimum so); with the top level unproven there is none.
+    if proven[max(levels)] is None:
+        return D
+    run = None
+    for lev in sorted(levels, reverse=True):
+        if proven[lev] is not None:
+            run = proven[lev] if run is None else min(run, proven[lev])
         D[lev] = run
     return D
 

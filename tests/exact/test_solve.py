@@ -309,6 +309,31 @@ def test_a_second_resource_matches_brute_force(inst, use_groups):
     check_solution(sol, W, both_loads, both_caps, brute_force(W, both_loads, both_caps))
 
 
+@pytest.mark.parametrize("unproven", range(1, 10))
+def test_a_node_level_bound_out_of_time_never_proves_a_wrong_optimum(monkeypatch, unproven):
+    """With a second resource the count model bounds each node's intra weight by one-node solves,
+    one per load level, each on a small time budget. A level whose solve runs out of time (on a
+    loaded machine) must not lend a node a lower level's bound. Found by the property test above
+    in CI: tasks 0-1, 2, 3-4, 5 of four operators, CPU 2, 2, 1, 3, 3, 1 on nodes of 3, 3 and 9
+    cores, memory 0, 0, 256, 1024, 1024, 512 MB against 512 MB on the first node only. The
+    optimum, worked by hand: task 3 alone on the second node (3 cores), the rest on the third
+    (9 cores), cutting task 3's edges 1 + 1 + 4 + 3 = 9; the search called 14 optimal when the
+    9-core level went unproven."""
+    import streamplace.exact.count_model as count_model
+    real = count_model.single_node_bound
+    monkeypatch.setattr(count_model, "single_node_bound",
+                        lambda P, cap, *rest: None if cap == unproven else real(P, cap, *rest))
+    W = np.array([[0, 3, 4, 1, 1, 4], [3, 0, 4, 1, 1, 4], [4, 4, 0, 4, 4, 1],
+                  [1, 1, 4, 0, 3, 0], [1, 1, 4, 3, 0, 0], [4, 4, 1, 0, 0, 0]], float)
+    cpu, memory = np.array([2, 2, 1, 3, 3, 1], float), np.array([0, 0, 256, 1024, 1024, 512], float)
+    caps, offered = np.array([3, 3, 9], float), np.array([512, np.inf, np.inf])
+    sol = solve_min_inter_node(W, cpu, caps, groups=np.array([0, 0, 1, 2, 2, 3]), time_limit=5,
+                               extra=(memory[:, None], offered[:, None]))
+    both_loads, both_caps = np.column_stack([cpu, memory]), np.column_stack([caps, offered])
+    assert brute_force(W, both_loads, both_caps) == 9
+    check_solution(sol, W, both_loads, both_caps, 9)
+
+
 def test_a_second_resource_changes_the_optimum():
     """Two pairs of heavy talkers joined by a light edge, two nodes of capacity 4: by capacity all four
     share a node (cost 0); with 1 GB per node and 512 MB per task two fit per node, so each pair
