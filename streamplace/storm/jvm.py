@@ -87,14 +87,19 @@ def log_config() -> Path:
 @contextmanager
 def child(cmd: list[str], stderr_path: Path) -> Iterator[subprocess.Popen]:
     """Start ``cmd`` in its own process group; on leaving (normally, on error, Ctrl-C or SIGTERM)
-    the whole group is terminated (SIGTERM, then SIGKILL after 5 s) and reaped."""
+    the whole group is terminated (SIGTERM, then SIGKILL after 5 s) and reaped. A Ctrl-C or
+    SIGTERM that arrives while the process starts is held until it has started, then acted on
+    like one that came later: raised inside ``Popen``, it would leave the new JVM running with no
+    one to stop it (seen once in a test that interrupts a testbed run as it comes up)."""
     previous = signal.getsignal(signal.SIGTERM)
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminated)
-    with open(stderr_path, "wb") as err:
+    with _held_signals() as held, open(stderr_path, "wb") as err:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL,
                                 start_new_session=True)
     try:
+        for sig in held:
+            signal.raise_signal(sig)   # through the handlers again in place: raises here
         yield proc
     finally:
         stop(proc)
@@ -104,6 +109,23 @@ def child(cmd: list[str], stderr_path: Path) -> Iterator[subprocess.Popen]:
 
 def _terminated(signum, frame):
     raise SystemExit(128 + signum)
+
+
+@contextmanager
+def _held_signals() -> Iterator[list[int]]:
+    """In the main thread, SIGINT and SIGTERM are noted rather than handled until the block ends
+    (then the handlers are back); yields the list of those that came. A new process does not
+    inherit the noting handler: exec resets caught signals to their defaults."""
+    came: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield came
+        return
+    previous = {sig: signal.signal(sig, lambda signum, frame: came.append(signum)) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield came
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def stop(proc: subprocess.Popen, grace: float = 5.0) -> None:

@@ -43,3 +43,27 @@ def test_the_jdks_archive_given_last_replaces_the_runners(storm_ready, tmp_path)
     main = "org.streamplace.storm.LocalRunner"
     assert class_source(runners, cp, main, tmp_path) == "shared objects file"
     assert class_source([*runners, f"-XX:SharedArchiveFile={jdk}"], cp, main, tmp_path).endswith(".jar")
+
+
+def test_a_ctrl_c_while_the_child_starts_still_stops_it(tmp_path, monkeypatch):
+    """Ctrl-C raised inside ``Popen`` (as the JVM starts, the moment a test that interrupts a
+    testbed run as it comes up once hit) is held until the child runs, then raised where the
+    child is stopped: nothing is left running."""
+    import signal
+    import subprocess
+
+    started = []
+    real = subprocess.Popen
+
+    def popen_then_ctrl_c(*args, **kwargs):
+        proc = real(*args, **kwargs)
+        started.append(proc)
+        signal.raise_signal(signal.SIGINT)   # the user's Ctrl-C, before Popen has returned
+        return proc
+
+    monkeypatch.setattr(jvm.subprocess, "Popen", popen_then_ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        with jvm.child(["sleep", "60"], tmp_path / "err"):
+            pytest.fail("the Ctrl-C was lost")
+    assert started and started[0].poll() is not None, "the child outlived the Ctrl-C"
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
