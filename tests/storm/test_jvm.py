@@ -62,8 +62,9 @@ def test_a_ctrl_c_while_the_child_starts_still_stops_it(tmp_path, monkeypatch):
         return proc
 
     monkeypatch.setattr(jvm.subprocess, "Popen", popen_then_ctrl_c)
+    handler = signal.getsignal(signal.SIGINT)   # Python's, or a SparkContext's where one runs
     with pytest.raises(KeyboardInterrupt):
         with jvm.child(["sleep", "60"], tmp_path / "err"):
             pytest.fail("the Ctrl-C was lost")
     assert started and started[0].poll() is not None, "the child outlived the Ctrl-C"
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGINT) is handler
