@@ -130,17 +130,27 @@ def _held_signals() -> Iterator[list[int]]:
 
 def stop(proc: subprocess.Popen, grace: float = 5.0) -> None:
     """Terminate ``proc``'s process group and wait for it (no stray JVM survives). A second
-    Ctrl-C or SIGTERM while this runs is noted and dropped: the group is stopped either way."""
-    with _held_signals():
-        if proc.poll() is None:
-            _signal_group(proc, signal.SIGTERM)
-            deadline = time.monotonic() + grace
-            while proc.poll() is None and time.monotonic() < deadline:
-                time.sleep(0.05)
-        _signal_group(proc, signal.SIGKILL)  # also children that outlived the leader
-        proc.wait()
-        if proc.stdout:
-            proc.stdout.close()
+    Ctrl-C or SIGTERM while this runs is held back until the group is gone."""
+    if threading.current_thread() is not threading.main_thread():
+        return _stop(proc, grace)
+    held = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        _stop(proc, grace)
+    finally:
+        for sig, handler in held.items():
+            signal.signal(sig, handler)
+
+
+def _stop(proc: subprocess.Popen, grace: float) -> None:
+    if proc.poll() is None:
+        _signal_group(proc, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+    _signal_group(proc, signal.SIGKILL)  # also children that outlived the leader
+    proc.wait()
+    if proc.stdout:
+        proc.stdout.close()
 
 
 def _signal_group(proc: subprocess.Popen, sig: int) -> None:
