@@ -40,10 +40,9 @@ public final class LocalRunner implements Engine {
         daemon.put(DaemonConfig.SUPERVISOR_MONITOR_FREQUENCY_SECS, 1);
         daemon.put(Config.SUPERVISOR_WORKER_SHUTDOWN_SLEEP_SECS, 1);
         // every supervisor.localizer.update.blob.interval.secs (Storm's default 30) a supervisor asks
-        // for the version of every blob it holds, and in local mode each asking opens a blob store
-        // of its own with a new ZooKeeper session and a cleanup thread (AsyncLocalizer.updateBlobs,
-        // getClientBlobStore); a runner's topologies never change a blob: once an hour (the
-        // plans-on-Storm test's JVM: 103 CPU s against 119-125, one run each, 2026-11-29)
+        // for the version of every blob it holds (AsyncLocalizer.updateBlobs); a runner's topologies
+        // never change a blob: once an hour (the plans-on-Storm test's JVM: 103 CPU s against
+        // 119-125, one run each, 2026-11-29, before the supervisors shared a SupervisorBlobStore)
         daemon.put(DaemonConfig.SUPERVISOR_LOCALIZER_UPDATE_BLOB_INTERVAL_SECS, 3600);
         Events.emit("starting", Map.of());
         // never closed: main() halts the JVM once every job is reported (closing a LocalCluster
@@ -64,6 +63,7 @@ public final class LocalRunner implements Engine {
         String node = n.name();
         Map<String, Object> conf = new HashMap<>();
         conf.put(DaemonConfig.SUPERVISOR_SCHEDULER_META, Map.of("node", node));
+        conf.put(DaemonConfig.NIMBUS_BLOBSTORE, SupervisorBlobStore.class.getName());   // one store for all of them
         conf.putAll(n.supervisorConf());
         Supervisor s = cluster.addSupervisor(n.slots(), conf, node);
         nodeOfSupervisor.put(s.getId(), node);
@@ -82,10 +82,12 @@ public final class LocalRunner implements Engine {
 
     /**
      * Submits, once more (up to {@link #SUBMIT_ATTEMPTS} times) when Storm's own blob store race
-     * strikes: in local mode each supervisor opens a LocalFsBlobStore whose cleanup thread deletes
-     * every empty key directory at once, and can delete the one Nimbus has just created for the new
-     * topology before its file is written (FileBlobStoreImpl.fullCleanup against
-     * LocalFsBlobStoreFile.getOutputStream). The failed submission set up nothing under the name.
+     * strikes: a LocalFsBlobStore's cleanup deletes every empty key directory at once, and can
+     * delete the one Nimbus has just created for the new topology before its file is written
+     * (FileBlobStoreImpl.fullCleanup against LocalFsBlobStoreFile.getOutputStream). Storm's local
+     * mode ran such a cleanup each time a supervisor opened a store; the supervisors' shared {@link
+     * SupervisorBlobStore} runs none, so only Nimbus' own periodic cleanup is left to race. The
+     * failed submission set up nothing under the name.
      */
     @Override
     public void submit(String name, Map<String, Object> conf, StormTopology topology, SubmitOptions options)
