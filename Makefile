@@ -44,15 +44,18 @@ $(ARCHIVE): $(STAMP)
 # Maven's JVM takes storm/.mvn/jvm.config (C1 only, serial collector; the pom says why)
 STORM_BUILD = $(MVN) $(MVN_FLAGS) -f storm/pom.xml package -DskipTests
 
-# The Storm module: one Maven build makes both jars (and classpath.txt, storm-home/).
-$(STORM_JAR): $(STORM_SRC)
+# The Storm module: one Maven build makes both jars (and classpath.txt, storm-home/, the class
+# archives). Its stamp, not the jars, records when it ran: a class archive holds its jars' times and
+# a JVM ignores it once a jar is touched after it was written (the runners and the testbed's JVMs then
+# started without it, silently, after a `make storm` that touched the jar, until 2026-12-01).
+STORM_BUILT := storm/target/.built
+$(STORM_BUILT): $(STORM_SRC)
 	$(STORM_BUILD)
 	touch $@
 
-# made by the same build; built again if it alone is missing
-$(STORM_PLUGIN_JAR): $(STORM_JAR)
-	test -f $@ || $(STORM_BUILD)
-	touch $@
+# both made by that build; built again if one alone is missing
+$(STORM_JAR) $(STORM_PLUGIN_JAR): $(STORM_BUILT)
+	@test -f $@ || $(STORM_BUILD)
 
 storm: $(STORM_JAR) $(STORM_PLUGIN_JAR)
 
