@@ -21,16 +21,24 @@ STORM_SRC := storm/pom.xml $(shell find storm/src/main storm/conf -type f 2>/dev
 
 .PHONY: demo test bench lock clean storm storm-tested
 
-# pip installs without byte-compiling and compileall then compiles on both cores (-j 0): 23 s
+# The installer does not byte-compile and compileall then compiles on both cores (-j 0): 23 s
 # against 35 s for pip compiling on one, from pip's cache. Both are needed: leaving modules to be
 # compiled on first import costs every process that compile where PYTHONDONTWRITEBYTECODE is set
 # (make test took 484 s against 426 s so, on a machine that sets it). The compiling is a target of
 # its own, so that it runs beside the class archive and Maven rather than before them. The
 # libraries' own test suites (2,000 of the 6,100 modules, most of them pandas') are never imported:
 # not compiled (6.9 s and 12.6 CPU s against 12.0 s and 22.9, one run each, 2026-11-30)
+#
+# The packages are installed by uv (pinned in constraints.txt, installed by pip): from its cache it
+# links them into .venv in about 1 s where pip unpacked them in 12-15 s (2026-12-01, this machine).
+# It tries its cache alone first: the index this machine reaches answers every revalidation of
+# pyspark's source archive as modified, and uv then builds pyspark again (about 20 s). Anything
+# missing from the cache (a fresh machine, a new pin) fails that try, and uv installs with the index.
+UV_INSTALL = $(BIN)/uv pip install --quiet --python $(BIN)/python -c constraints.txt -e '.[test]'
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile -c constraints.txt -e '.[test]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt uv
+	$(UV_INSTALL) --offline 2>/dev/null || $(UV_INSTALL)
 	touch $(STAMP)
 
 $(COMPILED): $(STAMP)
