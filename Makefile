@@ -27,7 +27,9 @@ STORM_SRC := storm/pom.xml $(shell find storm/src/main storm/conf -type f 2>/dev
 # (make test took 484 s against 426 s so, on a machine that sets it). The compiling is a target of
 # its own, so that it runs beside the class archive and Maven rather than before them. The
 # libraries' own test suites (2,000 of the 6,100 modules, most of them pandas') are never imported:
-# not compiled (6.9 s and 12.6 CPU s against 12.0 s and 22.9, one run each, 2026-11-30)
+# not compiled (6.9 s and 12.6 CPU s against 12.0 s and 22.9, one run each, 2026-11-30).
+# streamplace's own modules (installed editable: in the checkout, not in .venv) are compiled too:
+# until 2026-12-01 every CLI process the tests start compiled them anew (about 0.06 CPU s each)
 #
 # The packages are installed by uv (pinned in constraints.txt, installed by pip): from its cache it
 # links them into .venv in about 1 s where pip unpacked them in 12-15 s (2026-12-01, this machine).
@@ -41,8 +43,8 @@ $(STAMP): pyproject.toml constraints.txt
 	$(UV_INSTALL) --offline 2>/dev/null || $(UV_INSTALL)
 	touch $(STAMP)
 
-$(COMPILED): $(STAMP)
-	$(BIN)/python -m compileall -q -j 0 -x '/tests?/' $(VENV)/lib >/dev/null
+$(COMPILED): $(STAMP) $(shell find streamplace -name '*.py' 2>/dev/null)
+	$(BIN)/python -m compileall -q -j 0 -x '/tests?/' $(VENV)/lib streamplace >/dev/null
 	touch $(COMPILED)
 
 # without Java or on a failure the note is printed and Spark starts without the archive
@@ -76,8 +78,19 @@ demo: $(STAMP) $(COMPILED) $(ARCHIVE) $(STORM_JAR) $(STORM_PLUGIN_JAR)
 # 68 s against 65 and 71 s with two jobs and the compiling before the archive (2026-11-30, clean
 # clones, interleaved)
 test:
-	$(MAKE) --no-print-directory -j$(SETUP_JOBS) $(STAMP) storm-tested $(COMPILED) $(ARCHIVE)
+	$(MAKE) --no-print-directory -j$(SETUP_JOBS) $(STAMP) storm-tested $(COMPILED) $(ARCHIVE) $(TESTS_COMPILED)
 	$(BIN)/python -m pytest
+
+# The test modules as pytest rewrites their asserts, written once beside Maven and the class archive.
+# pytest reads a module's rewritten cache even where PYTHONDONTWRITEBYTECODE is set (it then only
+# writes none), and this machine sets it: each of the three workers rewrote every test module
+# itself, 4-5 CPU s each, at the same moment as the run began (2026-12-01). A collection that fails
+# here is left to the test run to report.
+TESTS_COMPILED := $(VENV)/.tests-compiled
+$(TESTS_COMPILED): $(STAMP) $(shell find tests -name '*.py' 2>/dev/null)
+	-env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest --collect-only -q -p no:xdist -p no:cacheprovider \
+		-o addopts=--import-mode=importlib >/dev/null 2>&1
+	touch $@
 
 storm-tested:
 	$(MVN) $(MVN_FLAGS) -f storm/pom.xml package
