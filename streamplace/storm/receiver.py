@@ -21,11 +21,13 @@ twice; 204 when done. Drops reported by a worker or a consumer are noted, never 
 from __future__ import annotations
 
 import json
+import math
 import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Callable
+from urllib.parse import parse_qs, urlsplit
 
 from ..files import SpecError
 from .errors import StormError
@@ -122,6 +124,14 @@ class RecordsReceiver:
                 self.end_headers()
                 self.wfile.write(body)
 
+            def do_GET(self):   # noqa: N802 (http.server's name)
+                code, message = receiver._progress(self.path)
+                self.send_response(code)
+                body = message.encode()
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
             def log_message(self, *args):   # no line per request on stderr
                 pass
 
@@ -164,6 +174,23 @@ class RecordsReceiver:
         with self._lock:
             return {"windows": self.windows, "repeated": self.repeated, "refused": self.refused,
                     "dropped": sum(self._dropped.values()) + self.lost}
+
+    def _progress(self, target: str) -> tuple[int, str]:
+        """``GET PATH?prefix=STORM_ID&through=SECONDS``: ``"READY TOTAL"``, the workers whose name
+        starts with ``STORM_ID-`` that sent a window here (TOTAL) and those of them whose newest
+        window starts at ``SECONDS`` or later (READY). The runner asks it before it stops a job whose
+        windows come this way, until every worker has sent the last measured window."""
+        parts = urlsplit(target)
+        query = parse_qs(parts.query)
+        try:
+            prefix, through = query["prefix"][0] + "-", float(query["through"][0])
+        except (KeyError, ValueError):
+            return 400, "GET ?prefix=STORM_ID&through=SECONDS"
+        if parts.path != PATH or not math.isfinite(through):
+            return 400 if parts.path == PATH else 404, "GET ?prefix=STORM_ID&through=SECONDS"
+        with self._lock:
+            newest = [max(starts) for (_, worker), starts in self._seen.items() if worker.startswith(prefix) and starts]
+        return 200, f"{sum(start >= through for start in newest)} {len(newest)}"
 
     def _handle(self, request: BaseHTTPRequestHandler) -> tuple[int, str]:
         if request.path != PATH:

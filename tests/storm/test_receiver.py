@@ -124,3 +124,29 @@ def test_a_port_in_use_is_one_clear_error(receiver):
     port = int(receiver.url.rsplit(":", 1)[1].split("/")[0])
     with pytest.raises(StormError, match=f"cannot listen on 127.0.0.1:{port}"):
         RecordsReceiver(receiver.out_dir, port=port)
+
+
+def progress(receiver, query):
+    try:
+        with urllib.request.urlopen(f"{receiver.url}?{query}", timeout=10) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def test_progress_counts_a_topologys_workers_and_those_with_the_last_window(receiver):
+    """What the runner asks before it stops a job: of topo-1's workers that sent anything, how many
+    sent the window starting at ``through`` (or a later one); another topology's are not counted."""
+    assert progress(receiver, "prefix=topo-1&through=12") == (200, "0 0")
+    post(receiver, [window(10.0, worker="topo-1-6700-42"), window(11.0, worker="topo-1-6700-42"),
+                    window(10.0, worker="topo-1-6701-43"), window(12.0, worker="topo-10-6702-44")])
+    assert progress(receiver, "prefix=topo-1&through=12") == (200, "0 2")
+    assert progress(receiver, "prefix=topo-1&through=11") == (200, "1 2")
+    post(receiver, [window(12.0, worker="topo-1-6701-43"), window(12.0, worker="topo-1-6700-42")])
+    assert progress(receiver, "prefix=topo-1&through=12") == (200, "2 2")
+    assert progress(receiver, "prefix=topo-10&through=12") == (200, "1 1")
+
+
+@pytest.mark.parametrize("query", ["prefix=topo-1", "through=3", "prefix=t&through=x", "prefix=t&through=nan"])
+def test_a_progress_question_without_a_prefix_and_a_time_is_refused(receiver, query):
+    assert progress(receiver, query)[0] == 400

@@ -122,7 +122,16 @@ final class JobRunner {
             Events.emit("measuring", Map.of("seconds", (measured.endMs() - measured.startMs()) / 1000.0,
                                             "start", measured.startMs() / 1000.0, "end", measured.endMs() / 1000.0));
             boolean viaMetrics = jobs.stream().anyMatch(j -> j.monitorUrl() != null);
-            TopologyWatch.sleepUntil(measured.writtenMs(window) + (viaMetrics ? MeasuredWindow.METRICS_DELIVERY_MS : 0));
+            long delivered = measured.writtenMs(window) + (viaMetrics ? MeasuredWindow.METRICS_DELIVERY_MS : 0);
+            TopologyWatch.sleepUntil(delivered);
+            for (Map.Entry<JobFile.Job, String> e : ids.entrySet()) {
+                String url = e.getKey().monitorUrl();
+                if (url != null && !ReceiverProgress.await(url, e.getValue(), measured.lastStartMs(window),
+                                                           delivered + ReceiverProgress.WAIT_MS)) {
+                    Events.emit("note", Map.of("message", "the records receiver still misses the last measured window of "
+                            + e.getKey().name() + "'s workers " + ReceiverProgress.WAIT_MS / 1000 + " s after it was due"));
+                }
+            }
         }
         for (Map.Entry<JobFile.Job, String> e : ids.entrySet()) {
             Events.emit("result", JobReport.describe(engine, e.getKey(), e.getValue(), measured));

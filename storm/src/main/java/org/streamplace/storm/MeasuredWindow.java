@@ -27,6 +27,11 @@ record MeasuredWindow(long startMs, long endMs) {
         return endMs == startMs;
     }
 
+    /** Where the last measured window starts. */
+    long lastStartMs(double windowS) {
+        return endMs - Math.max(1L, Math.round(windowS * 1000));
+    }
+
     /** When the last window's records are written: its end, plus half a window (at most a second). */
     long writtenMs(double windowS) {
         return endMs + Math.min(1000, Math.max(1L, Math.round(windowS * 1000)) / 2);

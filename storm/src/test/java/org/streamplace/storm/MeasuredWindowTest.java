@@ -23,6 +23,12 @@ class MeasuredWindowTest {
     }
 
     @Test
+    void theLastWindowStartsOneWindowBeforeTheEnd() {
+        assertEquals(30_000, new MeasuredWindow(20_000, 40_000).lastStartMs(10));
+        assertEquals(4_000, new MeasuredWindow(3_000, 4_500).lastStartMs(0.5));
+    }
+
+    @Test
     void theLastWindowIsReadHalfAWindowAfterItsEndAtMostASecond() {
         assertEquals(41_000, new MeasuredWindow(20_000, 40_000).writtenMs(10));
         assertEquals(40_250, new MeasuredWindow(20_000, 40_000).writtenMs(0.5));
