@@ -94,6 +94,7 @@ $(TESTS_COMPILED): $(STAMP) $(shell find tests -name '*.py' 2>/dev/null)
 
 storm-tested:
 	$(MVN) $(MVN_FLAGS) -f storm/pom.xml package
+	touch $(STORM_BUILT)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/optimal_microbench.py
