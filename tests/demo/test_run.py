@@ -36,9 +36,12 @@ STORM_WARMUP_S = 2.0
 STORM_WINDOW_S = 2.0
 #: the autopilot step, embedded: the keys skew this many seconds after submission, and the run
 #: measures this long after its 4-s warm-up (the demo's 20 s and 36 s): three periods of uniform
-#: keys, then the skew, the plan and Storm's next round, as the test below needs
+#: keys, then the skew, the plan and Storm's next round, as the test below needs. Measured 26 s
+#: until 2026-12-01, when a clean-clone run on a loaded machine ended before Storm ran the plan
+#: applied about 15 s after submission (Nimbus reads a plan on its next round, up to 10 s, and then
+#: restarts the workers): the demo's own 36 s
 AUTOPILOT_SHIFT_S = 12.0
-AUTOPILOT_MEASURE_S = 26.0
+AUTOPILOT_MEASURE_S = 36.0
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +52,7 @@ def demo(spark, tmp_path_factory):
     warm-up instead of the demo's 20 s + four 5-s windows: what the tests check of it (Storm
     ran the plans, tuples flowed, the figures are recorded) does not need settled figures. Its
     autopilot step's keys skew at :data:`AUTOPILOT_SHIFT_S` and it measures
-    :data:`AUTOPILOT_MEASURE_S` (the whole demo: 10 s shorter)."""
+    :data:`AUTOPILOT_MEASURE_S` (the demo's own)."""
     out = tmp_path_factory.mktemp("demo")
     stdout = io.StringIO()
     with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(stdout), pytest.raises(SystemExit) as info:
