@@ -117,15 +117,12 @@ class RecordsReceiver:
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):   # noqa: N802 (http.server's name)
-                code, message = receiver._handle(self)
-                self.send_response(code)
-                body = message.encode()
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                self._answer(*receiver._handle(self))
 
             def do_GET(self):   # noqa: N802 (http.server's name)
-                code, message = receiver._progress(self.path)
+                self._answer(*receiver._progress(self.path))
+
+            def _answer(self, code: int, message: str) -> None:
                 self.send_response(code)
                 body = message.encode()
                 self.send_header("Content-Length", str(len(body)))
@@ -181,13 +178,16 @@ class RecordsReceiver:
         window starts at ``SECONDS`` or later (READY). The runner asks it before it stops a job whose
         windows come this way, until every worker has sent the last measured window."""
         parts = urlsplit(target)
+        usage = f"GET {PATH}?prefix=STORM_ID&through=SECONDS"
+        if parts.path != PATH:
+            return 404, usage
         query = parse_qs(parts.query)
         try:
             prefix, through = query["prefix"][0] + "-", float(query["through"][0])
         except (KeyError, ValueError):
-            return 400, "GET ?prefix=STORM_ID&through=SECONDS"
-        if parts.path != PATH or not math.isfinite(through):
-            return 400 if parts.path == PATH else 404, "GET ?prefix=STORM_ID&through=SECONDS"
+            return 400, usage
+        if not math.isfinite(through):
+            return 400, usage
         with self._lock:
             newest = [max(starts) for (_, worker), starts in self._seen.items() if worker.startswith(prefix) and starts]
         return 200, f"{sum(start >= through for start in newest)} {len(newest)}"

@@ -15,7 +15,7 @@ record MeasuredWindow(long startMs, long endMs) {
     static final long METRICS_DELIVERY_MS = 2000;
 
     static MeasuredWindow after(long nowMs, double durationS, double windowS) {
-        long windowMs = Math.max(1L, Math.round(windowS * 1000));
+        long windowMs = windowMs(windowS);
         if (durationS <= 0) {
             return new MeasuredWindow(nowMs, nowMs);
         }
@@ -27,13 +27,18 @@ record MeasuredWindow(long startMs, long endMs) {
         return endMs == startMs;
     }
 
+    /** A monitor window in milliseconds (at least one). */
+    private static long windowMs(double windowS) {
+        return Math.max(1L, Math.round(windowS * 1000));
+    }
+
     /** Where the last measured window starts. */
     long lastStartMs(double windowS) {
-        return endMs - Math.max(1L, Math.round(windowS * 1000));
+        return endMs - windowMs(windowS);
     }
 
     /** When the last window's records are written: its end, plus half a window (at most a second). */
     long writtenMs(double windowS) {
-        return endMs + Math.min(1000, Math.max(1L, Math.round(windowS * 1000)) / 2);
+        return endMs + Math.min(1000, windowMs(windowS) / 2);
     }
 }
