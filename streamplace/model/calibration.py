@@ -6,8 +6,10 @@ predicted from a run of its own, under any one placement (typically Storm's even
 running job has), at its own operating point (:class:`~.operating_point.OperatingPoint`):
 
 1. **Costs from the run.** An operator whose spec declares no ``cpu_per_tuple`` gets the CPU its
-   tasks' executor threads used over the tuples they executed (less the engine's per-tuple
-   cost, ``CostModel.task_cpu_per_tuple``, which :func:`~.performance.predict` adds back); a
+   tasks' executor threads used over the tuples they executed, less the engine's per-tuple
+   cost (``CostModel.task_cpu_per_tuple``) and less the serialising of the run's remote emits,
+   which Storm does on the sending executor's thread (:func:`remote_emit_cores`): the model adds
+   both back, the second per tuple crossing a worker in whatever placement it predicts; a
    declared cost is kept (an executor thread's CPU also holds its idle waits, which a parking or
    spinning wait strategy makes large: on the campaign's runs the declared costs predicted
    better, benchmarks/results/HISTORY.md). Each non-source operator's selectivity is what it
@@ -171,17 +173,20 @@ class Prediction:
     latency_ms: float | None = None  # mean end-to-end latency at the sources' own rate (item 4), else None
 
 
-def calibrated_topology(topology: Topology, run: MeasuredRun, model: CostModel) -> Topology:
+def calibrated_topology(topology: Topology, run: MeasuredRun, model: CostModel, cluster: Cluster) -> Topology:
     """``topology`` with each operator's CPU per tuple and (non-sources) selectivity as ``run``
     measured them, and the shares of each fields stream that is its receiver's only input as the
     receiver's tasks executed them (the keys' real skew and Storm's own hashing of them);
-    operators whose tasks executed nothing keep theirs."""
+    operators whose tasks executed nothing keep theirs. A measured CPU per tuple leaves out what
+    the executor spent serialising its remote emits (:func:`remote_emit_cores`): the model adds
+    that per tuple crossing a worker, for every placement, itself. ``cluster``: the run's."""
+    serialised = dict(zip(topology.task_labels, remote_emit_cores(topology, run, cluster, model)))
     executed: dict[str, float] = {}
     cpu: dict[str, float] = {}
     for label, (rate, cores) in run.tasks.items():
         op = label[:label.rindex("[")]
         executed[op] = executed.get(op, 0.0) + rate
-        cpu[op] = cpu.get(op, 0.0) + cores
+        cpu[op] = cpu.get(op, 0.0) + cores - serialised.get(label, 0.0)
     sent: dict[str, float] = {}
     copies = {(st.src, st.dst): topology.operators[topology.index[st.dst]].parallelism if st.grouping == "all" else 1
               for st in topology.streams}
@@ -450,7 +455,7 @@ def pending_time(round_trip: float, point: OperatingPoint) -> float:
 def calibrate(problem: Problem, run: MeasuredRun, model: CostModel | None = None) -> CalibratedModel:
     """The model of ``problem`` calibrated on ``run`` (module docstring)."""
     model = model or CostModel()
-    topo = calibrated_topology(problem.topology, run, model)
+    topo = calibrated_topology(problem.topology, run, model, problem.cluster)
     calibrated = Problem.from_topology(topo, testbed_cluster(problem.cluster, run.cpu_budget, run.point.bandwidth_scaled))
     point = run.point
     message_cpu = message_cpu_s(calibrated, run, model) if point.acking else None
@@ -512,7 +517,16 @@ def run_messages(problem: Problem, run: MeasuredRun) -> np.ndarray:
     ``run`` (:func:`crossing_messages`), data at the run's measured stream rates, acks from the
     tuples its tasks executed."""
     topo, cluster = problem.topology, problem.cluster
-    _, flows = routed_flows(topo, run.placement.slot_ids(cluster))
+    measured = measured_flows(topo, run, cluster)
+    executed = np.array([run.tasks.get(label, (0.0, 0.0))[0] for label in topo.task_labels])
+    return crossing_messages(topo, run.placement, cluster, measured, executed, run.point.ackers, run.acker_order)
+
+
+def measured_flows(topology: Topology, run: MeasuredRun, cluster: Cluster) -> list:
+    """The flows of ``run``'s placement (:func:`~.performance.routed_flows`: ``(stream, src, dst,
+    rate)``) at the run's measured rates: each (from, to) operator pair's edges scaled together to
+    the tuples per second the run measured on that pair."""
+    _, flows = routed_flows(topology, run.placement.slot_ids(cluster))
     unit: dict[tuple[str, str], float] = {}
     for stream, _src, _dst, rate in flows:
         unit[(stream.src, stream.dst)] = unit.get((stream.src, stream.dst), 0.0) + float(np.sum(rate))
@@ -521,8 +535,24 @@ def run_messages(problem: Problem, run: MeasuredRun) -> np.ndarray:
         pair = (stream.src, stream.dst)
         factor = run.streams.get(pair, 0.0) / unit[pair] if unit[pair] > 0 else 0.0
         measured.append((stream, src, dst, np.asarray(rate, dtype=float) * factor))
-    executed = np.array([run.tasks.get(label, (0.0, 0.0))[0] for label in topo.task_labels])
-    return crossing_messages(topo, run.placement, cluster, measured, executed, run.point.ackers, run.acker_order)
+    return measured
+
+
+def remote_emit_cores(topology: Topology, run: MeasuredRun, cluster: Cluster, model: CostModel) -> np.ndarray:
+    """Per task: the cores its executor thread spent in ``run`` serialising the tuples it sent to
+    tasks in other workers. Storm 2.8 serialises a remote emit on the sending executor's thread
+    (``ExecutorTransfer.tryTransfer`` -> ``WorkerTransfer.tryTransferRemote``, once per receiving
+    task; the receiver deserialises on its Netty thread, ``DeserializingConnectionCallback``), at the
+    model's cost per side of a tuple crossing a worker (``ser_cpu_per_tuple + ser_cpu_per_byte x
+    tuple_bytes`` reference seconds, over the sender's node speed)."""
+    slot = run.placement.slot_ids(cluster)
+    speed = model.speeds(cluster)[run.placement.node]
+    out = np.zeros(topology.n_tasks)
+    for stream, src, dst, rate in measured_flows(topology, run, cluster):
+        cross = slot[src] != slot[dst]
+        size = topology.operators[topology.index[stream.src]].tuple_bytes
+        np.add.at(out, src[cross], rate[cross] * (model.ser_cpu_per_tuple + model.ser_cpu_per_byte * size))
+    return out / speed
 
 
 def executor_cores(problem: Problem, run: MeasuredRun) -> np.ndarray:

@@ -38,10 +38,31 @@ def test_costs_come_from_the_run():
     """CPU per tuple = executor CPU / tuples executed, less the engine's per-tuple cost the model
     adds back; a sink keeps its selectivity (it sends nothing)."""
     model = CostModel()
-    topo = calibrated_topology(job().topology, run(ACKING), model)
+    topo = calibrated_topology(job().topology, run(ACKING), model, job().cluster)
     s, b = topo.operators
     assert s.cpu_per_tuple == pytest.approx(0.02 / 1000 - model.task_cpu_per_tuple)
     assert b.cpu_per_tuple == pytest.approx(0.04 / 1000 - model.task_cpu_per_tuple)
+
+
+def test_serialising_remote_emits_is_left_out_of_a_measured_cost():
+    """SPLIT: s[i] and b[i] alone in node i's worker, shuffle: each spout task sends half its 500
+    tuples/s to the other worker, 250/s, which its executor thread serialised (Storm serialises a
+    remote emit on the sender's thread) at the model's cost per side of a crossing tuple, 1.36 us +
+    5 ns x 100 bytes = 1.86 us: 0.000465 cores of each spout task's 0.01 were not the spout's own
+    work. The sink sends nothing: its cost is as measured."""
+    model = CostModel()
+    ser = model.ser_cpu_per_tuple + model.ser_cpu_per_byte * 100.0
+    assert ser == pytest.approx(1.86e-6)
+    s, b = calibrated_topology(job().topology, run(ACKING, SPLIT), model, job().cluster).operators
+    assert s.cpu_per_tuple == pytest.approx((0.02 - 2 * 250 * 1.86e-6) / 1000 - model.task_cpu_per_tuple)
+    assert b.cpu_per_tuple == pytest.approx(0.04 / 1000 - model.task_cpu_per_tuple)
+    # what the model then charges the run's own placement for the spouts: their own work and the
+    # serialising, once: the executors' measured cores plus the receiving side of the crossing tuples
+    # (deserialised on the Netty thread)
+    calibrated = Problem.from_topology(Topology.build("t", [s, b], list(job().topology.streams)), job().cluster)
+    perf = predict(calibrated, SPLIT, model)
+    at_run = 1000.0 / float(perf.in_rate[:2].sum())   # the run's spout rate over the unit rate
+    assert perf.cpu_demand.sum() * at_run == pytest.approx(0.02 + 0.04 + 2 * 250 * 1.86e-6)
 
 
 def test_a_bolts_selectivity_is_what_it_sent_per_tuple_executed():
@@ -50,7 +71,7 @@ def test_a_bolts_selectivity_is_what_it_sent_per_tuple_executed():
     measured = MeasuredRun(ACKING, Placement(node=np.zeros(3, int), worker=np.zeros(3, int)), 300.0, 100.0,
                            {"s[0]": (100.0, 0.0), "m[0]": (100.0, 0.0), "k[0]": (250.0, 0.0)},
                            {("s", "m"): 100.0, ("m", "k"): 250.0})
-    assert [op.selectivity for op in calibrated_topology(topo, measured, CostModel()).operators] == [1.0, 2.5, 1.0]
+    assert [op.selectivity for op in calibrated_topology(topo, measured, CostModel(), job().cluster).operators] == [1.0, 2.5, 1.0]
 
 
 def test_flow_bound_by_hand_in_one_worker():
@@ -180,7 +201,7 @@ def test_an_all_stream_counts_each_emit_once_not_once_per_receiver():
                                 Operator("k", 3, role="sink")], [Stream("s", "m"), Stream("m", "k", grouping="all")])
     measured = MeasuredRun(ACKING, Placement(node=np.zeros(5, int), worker=np.zeros(5, int)), 400.0, 100.0,
                            {"s[0]": (100.0, 0.0), "m[0]": (100.0, 0.0)}, {("s", "m"): 100.0, ("m", "k"): 300.0})
-    assert calibrated_topology(topo, measured, CostModel()).operators[1].selectivity == 1.0
+    assert calibrated_topology(topo, measured, CostModel(), job().cluster).operators[1].selectivity == 1.0
 
 
 def test_a_run_at_its_sources_own_rate_calibrates_the_costs_only():
@@ -205,7 +226,7 @@ def test_fixed_costs_are_scaled_to_the_cpu_the_runs_nodes_used():
     from streamplace.model.calibration import fixed_cpu_factor
     model = CostModel()
     measured = run(OPERATING_POINTS["10ms-sleeps"], source_rate=1000.0, bolt_rate=1000.0)
-    problem = Problem.from_topology(calibrated_topology(job().topology, measured, model), job().cluster)
+    problem = Problem.from_topology(calibrated_topology(job().topology, measured, model, job().cluster), job().cluster)
     perf = predict(problem, ONE_WORKER, model)
     work = 2000.0 / float(perf.in_rate.sum()) * perf.cpu_demand[0]
     fixed = model.worker_cpu + 4 * model.executor_cpu + model.node_cpu   # no connection: one worker
@@ -283,7 +304,7 @@ def test_a_declared_cpu_cost_is_kept_and_an_undeclared_one_measured():
     topo = Topology.build("t", [Operator("s", 2, role="source", source_rate=10.0, cpu_per_tuple=5e-5),
                                 Operator("b", 2, role="sink")], [Stream("s", "b")])
     model = CostModel()
-    s, b = calibrated_topology(topo, run(ACKING), model).operators
+    s, b = calibrated_topology(topo, run(ACKING), model, job().cluster).operators
     assert s.cpu_per_tuple == 5e-5
     assert b.cpu_per_tuple == pytest.approx(0.04 / 1000 - model.task_cpu_per_tuple)
 
@@ -300,7 +321,7 @@ def test_a_fields_streams_shares_are_what_its_receivers_tasks_executed():
              "r[0]": (10.0, 0.0), "j[0]": (1000.0, 0.0), "j[1]": (10.0, 0.0)}
     measured = MeasuredRun(ACKING, Placement(node=np.zeros(7, int), worker=np.zeros(7, int)), 2010.0, 1010.0, tasks,
                            {("s", "k"): 1000.0, ("s", "j"): 1000.0, ("r", "j"): 10.0})
-    streams = calibrated_topology(topo, measured, CostModel()).streams
+    streams = calibrated_topology(topo, measured, CostModel(), job().cluster).streams
     assert streams[0].shares == pytest.approx((0.6, 0.3, 0.1))
     assert streams[1].shares is None and streams[2].shares is None
     assert key_shares(streams[0], 3).tolist() == pytest.approx([0.6, 0.3, 0.1])
