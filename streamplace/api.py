@@ -119,6 +119,10 @@ def schedule(job: Problem | JobFiles, scheduler: str, params: dict[str, Any] | N
     return make_scheduler(scheduler, params, seed=seed, time_limit=time_limit, profiling=profiling).schedule(_problem(job))
 
 
+#: a run directory to calibrate on, or several of one placement at one operating point
+Runs = str | os.PathLike | Sequence[str | os.PathLike]
+
+
 @dataclass(frozen=True)
 class JobFiles:
     """A job as the files a command names: the ``topology`` and ``cluster`` specs, and optionally
@@ -134,7 +138,7 @@ class JobFiles:
     cluster: str | os.PathLike
     profile: str | os.PathLike | None = None
     cost_model: str | os.PathLike | None = None
-    calibrate: str | os.PathLike | None = None
+    calibrate: Runs | None = None
 
     @functools.cached_property
     def problem(self) -> Problem:
@@ -150,7 +154,8 @@ class JobFiles:
         model = predictor(problem, cost_model=load_cost_model(self.cost_model) if self.cost_model else None,
                           calibrate_on=self.calibrate)
         if self.calibrate is not None and on_note is not None:
-            on_note(f"predictions calibrated on {self.calibrate}: {model.describe()}")
+            runs = self.calibrate if isinstance(self.calibrate, (str, os.PathLike)) else ", ".join(map(str, self.calibrate))
+            on_note(f"predictions calibrated on {runs}: {model.describe()}")
         return model
 
 
@@ -207,24 +212,27 @@ def diff_files(first: str | os.PathLike, second: str | os.PathLike, job: Job | N
     return _diff_files(first, second, _problem(job) if job is not None else None)
 
 
-def calibrate(problem: Problem, run: str | os.PathLike, *, cost_model: CostModel | None = None) -> CalibratedModel:
+def calibrate(problem: Problem, run: Runs, *, cost_model: CostModel | None = None) -> CalibratedModel:
     """The performance model calibrated on ``run`` (a ``storm run`` output directory of
     ``problem``'s job, or one made the same way on a real cluster:
     :mod:`streamplace.storm.measured_run`): it predicts placements of this job at the operating
-    point the run had (acking, max spout pending, wait strategies, CPU budget)."""
-    from .model.calibration import calibrate as calibrated
+    point the run had (acking, max spout pending, wait strategies, CPU budget). Several runs of
+    one placement at one operating point are averaged, and their spread is kept
+    (:func:`streamplace.model.calibration.calibrate_on_runs`)."""
+    from .model.calibration import calibrate_on_runs
     from .storm.measured_run import read_run
-    measured = read_run(run, problem)   # its own errors name the file and field
+    paths = [run] if isinstance(run, (str, os.PathLike)) else list(run)
+    measured = [read_run(path, problem) for path in paths]   # their own errors name the file and field
     try:
-        return calibrated(problem, measured, cost_model)
-    except ValueError as exc:   # a run the model cannot be calibrated on
-        raise InputError(f"--calibrate {run}: {exc}") from None
+        return calibrate_on_runs(problem, measured, cost_model)
+    except ValueError as exc:   # runs the model cannot be calibrated on
+        raise InputError(f"--calibrate {' '.join(map(str, paths))}: {exc}") from None
 
 
 def predictor(problem: Problem, *, cost_model: CostModel | None = None,
-              calibrate_on: str | os.PathLike | None = None) -> Predictor | None:
+              calibrate_on: Runs | None = None) -> Predictor | None:
     """What predicts performance for a command: the model calibrated on ``calibrate_on`` (a run
-    directory) if given, else ``cost_model`` (None: the bundled default)."""
+    directory, or several of one placement) if given, else ``cost_model`` (None: the bundled default)."""
     return calibrate(problem, calibrate_on, cost_model=cost_model) if calibrate_on is not None else cost_model
 
 

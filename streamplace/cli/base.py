@@ -98,12 +98,14 @@ def cost_model_option(command):
 
 CALIBRATE_HELP = ("A run of this job (a `streamplace storm run` output directory, or one made the same way on a real "
                   "cluster: docs/performance-model.md, \"Calibration\"): predictions are calibrated on it, at the "
-                  "operating point it ran at (acking, max spout pending, wait strategies, CPU budget).")
+                  "operating point it ran at (acking, max spout pending, wait strategies, CPU budget). Repeat it "
+                  "with runs of the same placement to calibrate on their mean; the note then gives their spread.")
 
 
 def calibrate_option(command):
-    return click.option("--calibrate", "calibrate_run", type=click.Path(), default=None, metavar="RUN",
-                        help=CALIBRATE_HELP)(command)
+    """``--calibrate RUN``, repeatable: the command gets the runs as a tuple, or None for none."""
+    return click.option("--calibrate", "calibrate_run", type=click.Path(), multiple=True, metavar="RUN",
+                        callback=lambda _ctx, _param, runs: runs or None, help=CALIBRATE_HELP)(command)
 
 
 def note(text: str) -> None:

@@ -2,7 +2,7 @@
 (``benchmarks/results/PLAN-operating-points.md``).
 
 Per operating point and experiment: the model is calibrated on the runs of ``even`` alone
-(:func:`~streamplace.model.calibration.mean_run` of them) and predicts every placement run there.
+(:func:`~streamplace.model.calibration.calibrate_on_runs`: on their mean) and predicts every placement run there.
 
 * **error:** median over the other placements of |predicted - measured mean| / measured mean
   (bolt tuples/s, what the campaign's records call ``bolt_throughput``);
@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model import Problem
-from ..model.calibration import calibrate, mean_run, run_from_record
+from ..model.calibration import calibrate_on_runs, run_from_record
 from ..model.performance import CostModel, predict
 from ..model.cluster import scaled_cluster
 from ..model.operating_point import OperatingPoint
@@ -179,7 +179,7 @@ def _calibrated(records: Sequence[dict], problem_of: Callable[[dict], Problem], 
         by_scheduler.setdefault(r["scheduler"], []).append(r)
     if CALIBRATION not in by_scheduler:
         raise ValueError(f"no run of {CALIBRATION} to calibrate on")
-    calibrated = calibrate(problem, mean_run([run_from_record(r, problem) for r in by_scheduler[CALIBRATION]]), model)
+    calibrated = calibrate_on_runs(problem, [run_from_record(r, problem) for r in by_scheduler[CALIBRATION]], model)
     testbed = Problem.from_topology(problem.topology, scaled_cluster(problem.cluster, float(records[0]["cpu_budget"]),
                                                                       bandwidth_scaled=bool(records[0].get("bandwidth_scaled"))))
     return problem, by_scheduler, calibrated, testbed

@@ -273,6 +273,8 @@ class CalibratedModel:
     #: with acking: CPU seconds outside executor threads per message crossing a worker, per end
     #: (item 3); 0 without acking or without the run's node CPU
     message_cpu_s: float = 0.0
+    #: the throughputs of the runs averaged into ``run`` (:func:`calibrate_on_runs`), when more than one
+    run_throughputs: tuple[float, ...] = ()
 
     # -- the two bounds ------------------------------------------------------------------
     def _hop_s(self, same_worker: np.ndarray, same_node: np.ndarray, wire_bytes: float, bandwidth: np.ndarray,
@@ -346,8 +348,21 @@ class CalibratedModel:
             "; its spouts emitted what they asked, so only the costs are calibrated")
         messages = (f", {self.message_cpu_s * 1e6:.3g} us of CPU per message across workers (outside executors)"
                     if self.message_cpu_s > 0 else "")
-        return (f"{flow}; the run measured {run.throughput:,.0f} tuples/s; capacity factor {self.capacity_factor:.3g}"
+        measured = (f"the run measured {run.throughput:,.0f} tuples/s" if len(self.run_throughputs) < 2 else
+                    f"{len(self.run_throughputs)} runs measured {min(self.run_throughputs):,.0f}-"
+                    f"{max(self.run_throughputs):,.0f} tuples/s (mean {run.throughput:,.0f}, spread "
+                    f"{self.runs_spread:.0%} of it: no prediction is surer than that)")
+        return (f"{flow}; {measured}; capacity factor {self.capacity_factor:.3g}"
                 f"{messages}, round trip beyond the modelled hops {self.round_trip_residual_s * 1e3:.3g} ms{held}")
+
+    @property
+    def runs_spread(self) -> float:
+        """(max - min) / mean of the calibration runs' throughputs: 0 for one run. The same
+        placement at the same operating point measures this far apart from run to run; on
+        Storm's own settings with a CPU-bound job ``even``'s four runs measured 7-20k bolt
+        tuples/s (benchmarks/results/2026-12-01-fresh-runs)."""
+        values = self.run_throughputs
+        return (max(values) - min(values)) / float(np.mean(values)) if len(values) > 1 and np.mean(values) > 0 else 0.0
 
     def covers(self, problem: Problem) -> bool:
         """``problem`` is the calibrated job: same task labels, same node names."""
@@ -485,6 +500,13 @@ def calibrate(problem: Problem, run: MeasuredRun, model: CostModel | None = None
     else:
         factor = measured_capacity_factor(calibrated, run, model)
     return CalibratedModel(calibrated, run, model, factor, residual, latency_residual, message_cpu or 0.0)
+
+
+def calibrate_on_runs(problem: Problem, runs: list[MeasuredRun], model: CostModel | None = None) -> CalibratedModel:
+    """The model calibrated on several runs of one placement at one operating point: on their
+    :func:`mean_run`, keeping each run's throughput (:attr:`CalibratedModel.runs_spread`)."""
+    calibrated = calibrate(problem, mean_run(runs), model)
+    return dataclasses.replace(calibrated, run_throughputs=tuple(r.throughput for r in runs)) if len(runs) > 1 else calibrated
 
 
 def measured_capacity_factor(problem: Problem, run: MeasuredRun, model: CostModel) -> float:

@@ -208,6 +208,28 @@ def test_compare_and_schedule_take_the_calibration(cli, files):
     assert code == 0 and json.loads(out)["bottleneck"] == "flow control"
 
 
+def test_several_runs_of_one_placement_calibrate_on_their_mean_and_report_their_spread(cli, files, tmp_path):
+    """Runs at 1,000 and 500 spout tuples/s (2,000 and 1,000 tuples/s with the bolts'): at their
+    mean, 750, a tree stays pending 2 spouts x 10 / 750 = 26.7 ms, longer than the modelled 15 ms
+    (two 5-ms bolt wake-ups and half a 10.08-ms spout sleep), so the residual makes the flow bound
+    give the run's placement that mean back: 1,500 tuples/s; the spread is
+    (2,000 - 1,000) / 1,500 = 67 %."""
+    topo, cluster, placement, run = files
+    second = write_run(tmp_path / "run2", spout_rate=500.0)
+    code, out, err = cli(["evaluate", topo, cluster, placement, "--calibrate", run, "--calibrate", second, "--format", "json"])
+    assert code == 0, err
+    assert json.loads(out)["throughput"] == pytest.approx(1500.0)
+    assert f"calibrated on {run}, {second}" in err and "2 runs measured 1,000-2,000 tuples/s (mean 1,500, spread 67%" in err
+
+
+def test_runs_of_two_placements_are_not_averaged(cli, files, tmp_path):
+    topo, cluster, placement, run = files
+    other = write_run(tmp_path / "other", assignment={label: {"node": "n1", "worker": 0} for label in TOPO.task_labels})
+    code, out, err = cli(["evaluate", topo, cluster, placement, "--calibrate", run, "--calibrate", other])
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"--calibrate {run} {other}" in err and "different placements" in err
+
+
 def test_a_missing_run_is_exit_2_with_one_line(cli, files, tmp_path):
     topo, cluster, placement, _ = files
     code, out, err = cli(["evaluate", topo, cluster, placement, "--calibrate", tmp_path / "nowhere"])
