@@ -35,13 +35,16 @@ LOAD_KEYS = {"max_utilisation", "imbalance", "overloaded_nodes", "valid"}
 STORM_WARMUP_S = 2.0
 STORM_WINDOW_S = 2.0
 #: the autopilot step, embedded: the keys skew this many seconds after submission, and the run
-#: measures this long after its 4-s warm-up (the demo's 20 s and 36 s): three periods of uniform
-#: keys, then the skew, the plan and Storm's next round, as the test below needs. Measured 26 s
-#: until 2026-12-01, when a clean-clone run on a loaded machine ended before Storm ran the plan
-#: applied about 15 s after submission (Nimbus reads a plan on its next round, up to 10 s, and then
-#: restarts the workers): the demo's own 36 s
-AUTOPILOT_SHIFT_S = 12.0
-AUTOPILOT_MEASURE_S = 36.0
+#: measures this long after its 4-s warm-up (the demo's 20 s and its own 40 s): three periods of
+#: uniform keys, then the skew, the plan and Storm's next round, as the test below needs. The
+#: autopilot's periods start when the job's workers run, which on a loaded machine is seconds after
+#: submission: with the skew at 12 s a clean-clone CI run (2026-12-02) saw two periods before it,
+#: hence 16 s. The run measured 26 s until 2026-12-01, when a clean-clone run on a loaded machine
+#: ended before Storm ran the plan applied about 15 s after submission (Nimbus reads a plan on its
+#: next round, up to 10 s, and then restarts the workers): 40 s leaves the 24 s after the skew that
+#: the 12-s skew and 36-s run left
+AUTOPILOT_SHIFT_S = 16.0
+AUTOPILOT_MEASURE_S = 40.0
 
 
 @pytest.fixture(scope="module")
