@@ -14,6 +14,7 @@ import dataclasses
 import signal
 import time
 import typing
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -22,6 +23,7 @@ import numpy as np
 from ..files import quote
 from ..interrupt import ChildFailed, in_child
 from ..model import Placement, Problem
+from ..model.errors import Notice
 from ..model.keyvalue import parse_bool
 from ..model.profiling import Profiling, load_profiling
 from ..model.specs import MAX_INT, MAX_NUMBER
@@ -101,7 +103,8 @@ class Scheduler:
     # (OR-Tools 9.15.6755, the newest release, aborts now and then on a failed internal check with
     # several workers and a solution hint: google/or-tools#5025, fixed on its main branch). Such a
     # scheduler's search runs in a forked child process (:func:`~streamplace.interrupt.in_child`),
-    # so that an abort ends this one run as ``no_solution`` with the reason, not the caller.
+    # so that an abort ends the child, not the caller: the search runs once more (``_in_child``),
+    # and a second abort ends this one run as ``no_solution`` with the reason.
     native_solver: ClassVar[bool] = False
     seed: int = 0
 
@@ -162,8 +165,16 @@ class Scheduler:
     @staticmethod
     def _in_child(fn, *args):
         """``fn(*args)`` in a forked child (``native_solver``), OR-Tools imported here first: the
-        children of one process then share it instead of each importing it again (0.6 s)."""
+        children of one process then share it instead of each importing it again (0.6 s). A child
+        that the solver aborts (google/or-tools#5025: a race between CP-SAT's workers, so not
+        repeated on the same input) runs once more, with a warning; a second abort raises."""
         from ..exact import solve  # noqa: F401  (imports OR-Tools)
+        try:
+            return in_child(fn, *args)
+        except ChildFailed as exc:
+            if exc.signal != signal.SIGABRT:
+                raise
+            warnings.warn(f"{_aborted(exc)}; running the search once more", SolverRetried)
         return in_child(fn, *args)
 
     def reschedule(self, problem: Problem, current: dict[str, tuple[str, int]], *, max_moves: int | None = None,
@@ -182,12 +193,20 @@ class Scheduler:
         raise NotImplementedError
 
 
+class SolverRetried(Notice):
+    """The solver aborted a search's process and the search ran once more (said on stderr)."""
+
+
+def _aborted(exc: ChildFailed) -> str:
+    """What a search's process that the solver aborted said."""
+    check = f" ({exc.said})" if exc.said else ""
+    return f"the solver aborted its process{check}, a known OR-Tools 9.15 failure (google/or-tools#5025)"
+
+
 def solver_ended(exc: ChildFailed) -> str:
     """The reason a search whose process ended without an answer gives (one sentence)."""
-    if exc.signal == signal.SIGABRT:
-        check = f" ({exc.said})" if exc.said else ""
-        return (f"the solver aborted its process{check}, a known OR-Tools 9.15 failure (google/or-tools#5025): "
-                "no placement; run again, or with another --seed")
+    if exc.signal == signal.SIGABRT:   # (the second abort: Scheduler._in_child ran the search twice)
+        return f"{_aborted(exc)}, twice: no placement; run again, or with another --seed"
     return f"the search's process ended without a placement ({exc})"
 
 

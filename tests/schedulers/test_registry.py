@@ -157,16 +157,43 @@ def test_exactly_the_schedulers_that_call_cp_sat_declare_a_native_solver():
 @pytest.mark.parametrize("name", ["optimal", "lns", "ischeduler"])
 def test_a_solver_that_aborts_its_process_ends_the_run_not_the_caller(name, monkeypatch):
     """A native abort (OR-Tools 9.15's failed internal check, google/or-tools#5025) inside the
-    search kills only the child process the search runs in: the run ends as no_solution with the
-    reason, and this process schedules again once the solver behaves."""
+    search kills only the child process the search runs in; the search runs once more with a
+    warning, and when that aborts too the run ends as no_solution with the reason. This process
+    schedules again once the solver behaves."""
     import os
     p = SAMPLE[0].problem
     monkeypatch.setattr(REGISTRY[name], "_schedule", lambda self, problem: os.abort())
-    result = make_scheduler(name, FAST_PARAMS[name]).schedule(p)
+    with pytest.warns(UserWarning, match="aborted its process.*running the search once more"):
+        result = make_scheduler(name, FAST_PARAMS[name]).schedule(p)
     assert result.status == Status.NO_SOLUTION and result.placement is None
-    assert "aborted its process" in result.message and "google/or-tools#5025" in result.message
+    assert "aborted its process" in result.message and "google/or-tools#5025" in result.message and "twice" in result.message
     monkeypatch.undo()
     assert make_scheduler(name, FAST_PARAMS[name]).schedule(p).ok
+
+
+@pytest.mark.parametrize("name", ["lns", "ischeduler"])
+def test_a_search_that_the_solver_aborts_once_runs_again_and_places(name, monkeypatch, tmp_path):
+    """The abort is a race between CP-SAT's workers, not a property of the input (one clean-clone CI
+    run in about 170 saw it end lns with the throughput objective): the second child, forked afresh,
+    places as the scheduler does without an abort (a proven optimum: at the same traffic)."""
+    import os
+    p = SAMPLE[0].problem
+    cls = REGISTRY[name]
+    real = cls._schedule
+    expected = make_scheduler(name, FAST_PARAMS[name]).schedule(p)
+    marker = tmp_path / "aborted"
+
+    def aborts_once(self, problem):
+        if not marker.exists():
+            marker.touch()
+            os.abort()
+        return real(self, problem)
+    monkeypatch.setattr(cls, "_schedule", aborts_once)
+    with pytest.warns(UserWarning, match="running the search once more"):
+        result = make_scheduler(name, FAST_PARAMS[name]).schedule(p)
+    assert marker.exists() and result.ok and not p.violations(result.placement) and result.status == expected.status
+    if expected.status == Status.OPTIMAL:
+        assert inter_node_cost(p, result.placement) == pytest.approx(inter_node_cost(p, expected.placement))
 
 
 def test_an_lns_reschedule_whose_solver_aborts_keeps_nothing_and_says_why(monkeypatch):
@@ -178,7 +205,8 @@ def test_an_lns_reschedule_whose_solver_aborts_keeps_nothing_and_says_why(monkey
     current = {label: (p.cluster.nodes[n].name, int(w)) for label, n, w in
                zip(p.topology.task_labels, running.placement.node, running.placement.worker)}
     monkeypatch.setattr(LnsScheduler, "_reschedule", lambda *args: os.abort())
-    result = make_scheduler("lns", {"time_limit": 2.0}).reschedule(p, current, max_moves=2)
+    with pytest.warns(UserWarning, match="running the search once more"):
+        result = make_scheduler("lns", {"time_limit": 2.0}).reschedule(p, current, max_moves=2)
     assert result.status == Status.NO_SOLUTION and result.placement is None and "aborted its process" in result.message
     monkeypatch.undo()
     assert make_scheduler("lns", {"time_limit": 2.0}).reschedule(p, current, max_moves=2).ok
