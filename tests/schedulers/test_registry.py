@@ -49,7 +49,11 @@ def test_valid_recomputed_and_deterministic(name, inst, recompute):
     assert inter_node_cost(p, res.placement) == pytest.approx(inter_node)
     assert inter_worker_cost(p, res.placement) == pytest.approx(inter_worker)
     again = make_scheduler(name, FAST_PARAMS.get(name, {})).schedule(p)
-    if res.status == "optimal":  # parallel CP-SAT may return another optimum: same cost
+    # parallel CP-SAT may return another optimum, of the same cost: the whole problem's, or the
+    # fused graph's that ischeduler solves (its "optimiser": two runs placed linear-32 apart in 2
+    # of 6 runs of this module on a quiet machine, 2026-12-02, and at the commit before too)
+    solved = (res.details or {}).get("optimiser", {}).get("status") == "optimal"
+    if res.status == "optimal" or solved:
         assert inter_node_cost(p, again.placement) == pytest.approx(inter_node)
     else:
         assert again.placement == res.placement
