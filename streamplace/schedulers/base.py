@@ -166,8 +166,8 @@ class Scheduler:
     def _in_child(fn, *args):
         """``fn(*args)`` in a forked child (``native_solver``), OR-Tools imported here first: the
         children of one process then share it instead of each importing it again (0.6 s). A child
-        that the solver aborts (google/or-tools#5025: a race between CP-SAT's workers, so not
-        repeated on the same input) runs once more, with a warning; a second abort raises."""
+        that the solver aborts (google/or-tools#5025, which comes with CP-SAT's parallel workers
+        rather than with the input) runs once more, with a warning; a second abort raises."""
         from ..exact import solve  # noqa: F401  (imports OR-Tools)
         try:
             return in_child(fn, *args)

@@ -177,7 +177,7 @@ def test_a_solver_that_aborts_its_process_ends_the_run_not_the_caller(name, monk
 
 @pytest.mark.parametrize("name", ["lns", "ischeduler"])
 def test_a_search_that_the_solver_aborts_once_runs_again_and_places(name, monkeypatch, tmp_path):
-    """The abort is a race between CP-SAT's workers, not a property of the input (a clean-clone CI
+    """The abort comes with CP-SAT's parallel workers, not with the input (a clean-clone CI
     run saw lns with the throughput objective end as no_solution once in about 170 runs, most
     likely so): the second child, forked afresh, places as the scheduler does without an abort (a
     proven optimum: at the same traffic)."""
