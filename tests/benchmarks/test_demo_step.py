@@ -2,7 +2,6 @@
 repeated testbed step itself is the campaign's, not a test's)."""
 
 import argparse
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -13,15 +12,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "demo_step.py"
 
 
-def _module():
-    spec = importlib.util.spec_from_file_location("demo_step", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_a_variant_is_warm_up_and_measured_seconds():
-    demo_step = _module()
+def test_a_variant_is_warm_up_and_measured_seconds(script):
+    demo_step = script("demo_step")
     assert demo_step.variant("10+20") == (10.0, 20.0)
     assert demo_step.variant("0+2.5") == (0.0, 2.5)
     for bad in ("10", "10+x", "-1+10", "10+0"):
@@ -29,10 +21,10 @@ def test_a_variant_is_warm_up_and_measured_seconds():
             demo_step.variant(bad)
 
 
-def test_the_error_is_the_recommended_jobs_prediction_against_its_measurement():
+def test_the_error_is_the_recommended_jobs_prediction_against_its_measurement(script):
     # the step's run.json lists the recommended job first, even's second
     run = {"jobs": [{"calibrated_throughput": 90.0, "throughput": 120.0}, {"calibrated_throughput": 50.0, "throughput": 50.0}]}
-    assert _module().recommended_error(run) == pytest.approx(-0.25)
+    assert script("demo_step").recommended_error(run) == pytest.approx(-0.25)
 
 
 def test_a_directory_without_a_demo_is_refused_in_one_line(tmp_path):

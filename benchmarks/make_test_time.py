@@ -1,0 +1,114 @@
+"""How long ``make test`` takes on a clean clone, as CI runs it, and where the time goes.
+
+    .venv/bin/python benchmarks/make_test_time.py [--runs N] [--source REPO]
+
+Each run clones REPO (default: this checkout's repository, its committed state) into a temporary
+directory, runs ``make test`` there and prints one line: wall seconds, the set-up before pytest
+and pytest's own seconds, the CPU seconds of ``make`` and everything it waited for, and the CPU
+seconds of the whole machine over the run (from ``/proc/stat``: this also counts what the
+suite starts as daemons, the testbed's Storm JVMs, which no process waits for; meaningful on an
+otherwise quiet machine). Then pytest's slowest 15 of the last run. A machine probe comes first
+(the best of five timings of a fixed pure-Python loop): figures taken on different days compare
+only as far as the probe does. The clone is removed on every exit path; a failing ``make test``
+keeps its log (the path is printed) and ends this with its exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import timeit
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+#: pytest's closing line, e.g. "1528 passed, 1 warning in 466.51s (0:07:46)"
+SUMMARY = re.compile(r"^=*\s*(?P<counts>\d+ passed.*?) in (?P<seconds>[\d.]+)s\b", re.M)
+#: one line of pytest's ``--durations`` block, e.g. "214.50s setup    tests/demo/test_run.py::test_x@testbed"
+DURATION = re.compile(r"^(?P<seconds>[\d.]+)s (?P<phase>setup|call|teardown)\s+(?P<test>\S+)$", re.M)
+
+
+def probe_ms() -> float:
+    """Milliseconds for ``sum(range(10**6))``, the best of five (a measure of this machine's speed)."""
+    return min(timeit.repeat("sum(range(10**6))", number=10, repeat=5)) / 10 * 1e3
+
+
+def machine_cpu_s() -> float:
+    """CPU seconds every core has spent outside idle and I/O wait since boot (``/proc/stat``)."""
+    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    user, nice, system, _idle, _iowait, irq, softirq = map(int, fields[:7])
+    return (user + nice + system + irq + softirq) / 100   # USER_HZ, 100 on Linux
+
+
+def children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def pytest_figures(log: str) -> tuple[str, float | None, list[tuple[float, str, str]]]:
+    """(pytest's counts, its seconds or None, its slowest tests as (seconds, phase, test)) from a log."""
+    summary = SUMMARY.search(log)
+    slowest = [(float(m["seconds"]), m["phase"], m["test"]) for m in DURATION.finditer(log)]
+    if summary is None:
+        return "no pytest summary", None, slowest
+    return summary["counts"], float(summary["seconds"]), slowest
+
+
+def one_run(source: str, work: Path) -> tuple[int, dict, str]:
+    """``make test`` on a fresh clone of ``source`` under ``work``: (exit code, figures, log text)."""
+    clone = work / "clone"
+    subprocess.run(["git", "clone", "-q", source, str(clone)], check=True)
+    log_path = work / "make-test.log"
+    cpu0, machine0, start = children_cpu_s(), machine_cpu_s(), time.monotonic()
+    with log_path.open("w") as log:
+        code = subprocess.run(["make", "test"], cwd=clone, stdout=log, stderr=subprocess.STDOUT).returncode
+    wall = time.monotonic() - start
+    text = log_path.read_text(errors="replace")
+    counts, pytest_s, slowest = pytest_figures(text)
+    return code, {"wall_s": wall, "pytest_s": pytest_s, "counts": counts, "cpu_s": children_cpu_s() - cpu0,
+                  "machine_cpu_s": machine_cpu_s() - machine0, "slowest": slowest}, text
+
+
+def line(i: int, fig: dict) -> str:
+    setup = f"{fig['wall_s'] - fig['pytest_s']:.0f} s set-up + {fig['pytest_s']:.0f} s pytest" if fig["pytest_s"] else "no pytest time"
+    return (f"run {i}: {fig['wall_s']:.0f} s ({setup}), {fig['cpu_s']:.0f} CPU s waited for, "
+            f"{fig['machine_cpu_s']:.0f} CPU s on the machine ({fig['machine_cpu_s'] / fig['wall_s']:.2f} cores); {fig['counts']}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=1, help="clean-clone runs, one after another (default 1)")
+    parser.add_argument("--source", default=str(ROOT), help="repository to clone (default: this checkout's)")
+    args = parser.parse_args(argv)
+    if args.runs < 1:
+        parser.error(f"--runs: must be >= 1, got {args.runs}")
+    print(f"machine probe: sum(range(10**6)) in {probe_ms():.1f} ms (best of 5)", flush=True)
+    fig = None
+    for i in range(1, args.runs + 1):
+        work = Path(tempfile.mkdtemp(prefix="make-test-time-"))
+        try:
+            code, fig, text = one_run(args.source, work)
+            print(line(i, fig), flush=True)
+            if code != 0:
+                kept = Path(tempfile.mkstemp(prefix="make-test-failed-", suffix=".log")[1])
+                kept.write_text(text)
+                print(f"make test failed (exit {code}); its log: {kept}", file=sys.stderr)
+                return code
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    print("slowest 15 of the last run:")
+    for seconds, phase, test in fig["slowest"][:15]:
+        print(f"  {seconds:7.1f} s {phase:8} {test}")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:   # make and its children had the same SIGINT; the clone is gone (finally)
+        sys.exit(130)
