@@ -16,6 +16,7 @@ keeps its log (the path is printed) and ends this with its exit code.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import resource
 import shutil
@@ -27,8 +28,8 @@ import timeit
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-#: pytest's closing line, e.g. "1528 passed, 1 warning in 466.51s (0:07:46)"
-SUMMARY = re.compile(r"^=*\s*(?P<counts>\d+ passed.*?) in (?P<seconds>[\d.]+)s\b", re.M)
+#: pytest's closing line, e.g. "1528 passed, 1 warning in 466.51s (0:07:46)" or "1 failed, 1532 passed, ..."
+SUMMARY = re.compile(r"^=*\s*(?P<counts>\d+ [a-z]+(?:, \d+ [a-z]+)*) in (?P<seconds>[\d.]+)s\b", re.M)
 #: one line of pytest's ``--durations`` block, e.g. "214.50s setup    tests/demo/test_run.py::test_x@testbed"
 DURATION = re.compile(r"^(?P<seconds>[\d.]+)s (?P<phase>setup|call|teardown)\s+(?P<test>\S+)$", re.M)
 
@@ -64,9 +65,12 @@ def one_run(source: str, work: Path) -> tuple[int, dict, str]:
     clone = work / "clone"
     subprocess.run(["git", "clone", "-q", source, str(clone)], check=True)
     log_path = work / "make-test.log"
+    # as CI starts it: not as a sub-make of a make this may run under (which would print its
+    # directories and share that make's job slots)
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")}
     cpu0, machine0, start = children_cpu_s(), machine_cpu_s(), time.monotonic()
     with log_path.open("w") as log:
-        code = subprocess.run(["make", "test"], cwd=clone, stdout=log, stderr=subprocess.STDOUT).returncode
+        code = subprocess.run(["make", "test"], cwd=clone, stdout=log, stderr=subprocess.STDOUT, env=env).returncode
     wall = time.monotonic() - start
     text = log_path.read_text(errors="replace")
     counts, pytest_s, slowest = pytest_figures(text)

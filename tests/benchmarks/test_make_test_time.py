@@ -25,6 +25,8 @@ def test_pytest_summary_and_slowest_tests_are_read_from_its_log(script):
                        (110.95, "setup", "tests/profile/test_spark.py::test_a_cli_run_leaves_nothing_in_the_temporary_directory@spark-profile"),
                        (48.05, "call", "tests/reliability/test_wrong_results.py::test_overlapping_windows_are_refused@spark")]
     assert script("make_test_time").pytest_figures("make: *** [test] Error 2\n") == ("no pytest summary", None, [])
+    failed = "FAILED tests/x.py::test_y\n1 failed, 1532 passed, 1 warning in 584.38s (0:09:44)\nmake: *** Error 1\n"
+    assert script("make_test_time").pytest_figures(failed) == ("1 failed, 1532 passed, 1 warning", 584.38, [])
 
 
 def _repo(path: Path, recipe: str) -> Path:
@@ -38,7 +40,9 @@ def _repo(path: Path, recipe: str) -> Path:
     return path
 
 
-def test_a_run_measures_make_test_on_a_fresh_clone(tmp_path, script):
+def test_a_run_measures_make_test_on_a_fresh_clone(tmp_path, script, monkeypatch):
+    monkeypatch.setenv("MAKELEVEL", "1")   # as under `make test` itself: the run's make is not a sub-make
+    monkeypatch.setenv("MAKEFLAGS", "w")   # (which would print its directories around the log)
     # the stand-in sleeps 0.3 s (no CPU), then spends CPU in a Python loop of its own
     repo = _repo(tmp_path / "repo", "sleep 0.3; python3 -c 'sum(range(3*10**6))'; echo '2 passed in 0.25s (0:00:00)'")
     work = tmp_path / "work"
