@@ -16,6 +16,7 @@ keeps its log (the path is printed) and ends this with its exit code.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import re
 import resource
@@ -60,10 +61,35 @@ def pytest_figures(log: str) -> tuple[str, float | None, list[tuple[float, str, 
     return summary["counts"], float(summary["seconds"]), slowest
 
 
-def one_run(source: str, work: Path) -> tuple[int, dict, str]:
-    """``make test`` on a fresh clone of ``source`` under ``work``: (exit code, figures, log text)."""
+@dataclasses.dataclass(frozen=True)
+class Run:
+    """One ``make test``: its exit code, seconds, CPU seconds and what pytest said."""
+    code: int
+    wall_s: float
+    pytest_s: float | None   # None: pytest printed no closing line
+    counts: str              # pytest's counts ("1528 passed, 1 warning"), or "no pytest summary"
+    cpu_s: float             # make and every process it waited for
+    machine_cpu_s: float     # every core outside idle over the run
+    slowest: list            # (seconds, phase, test), slowest first
+    log: str
+
+    def line(self, i: int) -> str:
+        setup = (f"{self.wall_s - self.pytest_s:.0f} s set-up + {self.pytest_s:.0f} s pytest" if self.pytest_s is not None
+                 else "no pytest time")
+        return (f"run {i}: {self.wall_s:.0f} s ({setup}), {self.cpu_s:.0f} CPU s waited for, {self.machine_cpu_s:.0f} "
+                f"CPU s on the machine ({self.machine_cpu_s / self.wall_s:.2f} cores); {self.counts}")
+
+
+class CloneFailed(Exception):
+    pass
+
+
+def one_run(source: str, work: Path) -> Run:
+    """``make test`` on a fresh clone of ``source`` under ``work``."""
     clone = work / "clone"
-    subprocess.run(["git", "clone", "-q", source, str(clone)], check=True)
+    cloned = subprocess.run(["git", "clone", "-q", source, str(clone)], capture_output=True, text=True)
+    if cloned.returncode != 0:
+        raise CloneFailed(f"cannot clone {source}: {(cloned.stderr.strip().splitlines() or ['git failed'])[-1]}")
     log_path = work / "make-test.log"
     # as CI starts it: not as a sub-make of a make this may run under (which would print its
     # directories and share that make's job slots)
@@ -74,14 +100,7 @@ def one_run(source: str, work: Path) -> tuple[int, dict, str]:
     wall = time.monotonic() - start
     text = log_path.read_text(errors="replace")
     counts, pytest_s, slowest = pytest_figures(text)
-    return code, {"wall_s": wall, "pytest_s": pytest_s, "counts": counts, "cpu_s": children_cpu_s() - cpu0,
-                  "machine_cpu_s": machine_cpu_s() - machine0, "slowest": slowest}, text
-
-
-def line(i: int, fig: dict) -> str:
-    setup = f"{fig['wall_s'] - fig['pytest_s']:.0f} s set-up + {fig['pytest_s']:.0f} s pytest" if fig["pytest_s"] else "no pytest time"
-    return (f"run {i}: {fig['wall_s']:.0f} s ({setup}), {fig['cpu_s']:.0f} CPU s waited for, "
-            f"{fig['machine_cpu_s']:.0f} CPU s on the machine ({fig['machine_cpu_s'] / fig['wall_s']:.2f} cores); {fig['counts']}")
+    return Run(code, wall, pytest_s, counts, children_cpu_s() - cpu0, machine_cpu_s() - machine0, slowest, text)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,21 +111,24 @@ def main(argv: list[str] | None = None) -> int:
     if args.runs < 1:
         parser.error(f"--runs: must be >= 1, got {args.runs}")
     print(f"machine probe: sum(range(10**6)) in {probe_ms():.1f} ms (best of 5)", flush=True)
-    fig = None
+    run = None
     for i in range(1, args.runs + 1):
         work = Path(tempfile.mkdtemp(prefix="make-test-time-"))
         try:
-            code, fig, text = one_run(args.source, work)
-            print(line(i, fig), flush=True)
-            if code != 0:
-                kept = Path(tempfile.mkstemp(prefix="make-test-failed-", suffix=".log")[1])
-                kept.write_text(text)
-                print(f"make test failed (exit {code}); its log: {kept}", file=sys.stderr)
-                return code
+            run = one_run(args.source, work)
+        except CloneFailed as exc:
+            print(f"make_test_time: {exc}", file=sys.stderr)
+            return 2
         finally:
             shutil.rmtree(work, ignore_errors=True)
+        print(run.line(i), flush=True)
+        if run.code != 0:
+            kept = Path(tempfile.mkstemp(prefix="make-test-failed-", suffix=".log")[1])
+            kept.write_text(run.log)
+            print(f"make test failed (exit {run.code}); its log: {kept}", file=sys.stderr)
+            return run.code
     print("slowest 15 of the last run:")
-    for seconds, phase, test in fig["slowest"][:15]:
+    for seconds, phase, test in run.slowest[:15]:
         print(f"  {seconds:7.1f} s {phase:8} {test}")
     return 0
 

@@ -1,6 +1,7 @@
 """Shared by the tests of ``benchmarks/``: a script loaded as a module, to call its functions."""
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,8 +13,9 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 def script():
     """``script(NAME)``: ``benchmarks/NAME.py`` as a module (its ``main`` not run)."""
     def load(name: str):
-        spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+        spec = importlib.util.spec_from_file_location(f"benchmarks.{name}", BENCHMARKS / f"{name}.py")
         module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module   # where dataclasses look a module's names up
         spec.loader.exec_module(module)
         return module
     return load

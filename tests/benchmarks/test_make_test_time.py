@@ -47,10 +47,10 @@ def test_a_run_measures_make_test_on_a_fresh_clone(tmp_path, script, monkeypatch
     repo = _repo(tmp_path / "repo", "sleep 0.3; python3 -c 'sum(range(3*10**6))'; echo '2 passed in 0.25s (0:00:00)'")
     work = tmp_path / "work"
     work.mkdir()
-    code, fig, text = script("make_test_time").one_run(str(repo), work)
-    assert code == 0 and (work / "clone" / "Makefile").exists() and text.endswith("2 passed in 0.25s (0:00:00)\n")
-    assert fig["counts"] == "2 passed" and fig["pytest_s"] == 0.25 and fig["wall_s"] >= 0.3
-    assert fig["cpu_s"] > 0 and fig["machine_cpu_s"] >= fig["cpu_s"] * 0.5   # the machine's counts in ticks of 10 ms
+    run = script("make_test_time").one_run(str(repo), work)
+    assert run.code == 0 and (work / "clone" / "Makefile").exists() and run.log.endswith("2 passed in 0.25s (0:00:00)\n")
+    assert run.counts == "2 passed" and run.pytest_s == 0.25 and run.wall_s >= 0.3
+    assert run.cpu_s > 0 and run.machine_cpu_s >= run.cpu_s * 0.5   # the machine's counts in ticks of 10 ms
 
 
 def test_main_prints_the_probe_a_line_per_run_and_cleans_up(tmp_path, capsys, monkeypatch, script):
@@ -72,6 +72,14 @@ def test_a_failing_make_test_ends_with_its_exit_code_and_keeps_its_log(tmp_path,
     kept = Path(capsys.readouterr().err.split("its log: ")[1].strip())
     assert kept.parent == tmp_path and "broken" in kept.read_text()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["repo", kept.name])   # the clone is gone
+
+
+def test_a_source_that_is_no_repository_is_one_line_and_exit_2(tmp_path, capsys, script, monkeypatch):
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    assert script("make_test_time").main(["--source", str(tmp_path / "nothing")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"make_test_time: cannot clone {tmp_path / 'nothing'}: ")
+    assert list(tmp_path.iterdir()) == []   # the temporary directory is gone
 
 
 def test_runs_below_one_are_refused(capsys, script):
