@@ -44,7 +44,7 @@ def machine_cpu_s() -> float:
     """CPU seconds every core has spent outside idle and I/O wait since boot (``/proc/stat``)."""
     fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
     user, nice, system, _idle, _iowait, irq, softirq = map(int, fields[:7])
-    return (user + nice + system + irq + softirq) / 100   # USER_HZ, 100 on Linux
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")   # in clock ticks (USER_HZ)
 
 
 def children_cpu_s() -> float:
@@ -52,10 +52,10 @@ def children_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def pytest_figures(log: str) -> tuple[str, float | None, list[tuple[float, str, str]]]:
+def pytest_figures(log: str) -> tuple[str, float | None, tuple[tuple[float, str, str], ...]]:
     """(pytest's counts, its seconds or None, its slowest tests as (seconds, phase, test)) from a log."""
     summary = SUMMARY.search(log)
-    slowest = [(float(m["seconds"]), m["phase"], m["test"]) for m in DURATION.finditer(log)]
+    slowest = tuple((float(m["seconds"]), m["phase"], m["test"]) for m in DURATION.finditer(log))
     if summary is None:
         return "no pytest summary", None, slowest
     return summary["counts"], float(summary["seconds"]), slowest
@@ -70,7 +70,7 @@ class Run:
     counts: str              # pytest's counts ("1528 passed, 1 warning"), or "no pytest summary"
     cpu_s: float             # make and every process it waited for
     machine_cpu_s: float     # every core outside idle over the run
-    slowest: list            # (seconds, phase, test), slowest first
+    slowest: tuple           # (seconds, phase, test), slowest first
     log: str
 
     def line(self, i: int) -> str:
